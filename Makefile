@@ -1,0 +1,42 @@
+# Two commands: `make demo` and `make test`. Each installs what it needs.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+JURAT  := $(VENV)/bin/jurat
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck bench sysdeps clean
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# Debian packages: bubblewrap for the sandbox, chromium for the report test.
+# Installed only when running as root and missing; otherwise say what is missing.
+sysdeps:
+	@if ! command -v bwrap >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap chromium >/dev/null; \
+	  else \
+	    echo "note: install Debian's bubblewrap (and chromium for the report test)"; \
+	  fi; \
+	fi
+
+demo: $(STAMP) sysdeps
+	cd examples/quickstart && ../../$(VENV)/bin/python run_demo.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy src
+
+test: $(STAMP) sysdeps lint
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP) sysdeps
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .jurat build *.egg-info

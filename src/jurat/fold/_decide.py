@@ -1,0 +1,429 @@
+"""The decision fold ``jurat.fold/v1``: (policy, gates, votes) → Decision. Pure: no I/O, no clock.
+
+Every rule cites DESIGN.md "Fold rules" and the seed section it implements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from jurat.errors import FoldInputError
+from jurat.fold._consensus import pairwise_consensus
+from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
+from jurat.fold._equivalence import equivalence_verdict
+from jurat.fold._rubric import basis_points, below_minima, exact, median, q_exact
+from jurat.models import CriterionOutcome, Decision, GateOutcome, JudgeConfig, Policy, Vote
+
+FOLD_RULE = "jurat.fold/v1"
+RUBRIC_OPERATOR = "median-of-judge-medians"
+DETERMINISTIC_EQUIVALENCE_GATE = "equivalence.deterministic"
+
+
+def decide(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], *, rule: str = FOLD_RULE
+) -> Decision:
+    """Fold the recorded inputs of one artifact into its decision."""
+    if rule != FOLD_RULE:
+        raise FoldInputError("fold_rule", f"unknown rule {rule!r}; this jurat folds {FOLD_RULE}")
+    known = {j.id for j in policy.judges}
+    for i, vote in enumerate(votes):
+        if vote.judge not in known:
+            raise FoldInputError(f"votes[{i}].judge", f"{vote.judge!r} is not in the panel")
+    if policy.kind == "rubric":
+        return _rubric(policy, gates, votes)
+    if policy.kind == "pairwise":
+        return _pairwise(policy, gates, votes)
+    if policy.kind == "criteria":
+        return _criteria(policy, gates, votes)
+    return _equivalence(policy, gates, votes)
+
+
+# -- shared steps --------------------------------------------------------------------------
+
+
+def gate_veto(policy: Policy, gates: Sequence[GateOutcome]) -> tuple[list[str], list[str], bool]:
+    """Required gates that did not pass, the reasons, and whether any ran and failed (seed 000).
+
+    A required gate is one the rubric lists in ``hard_gates`` or one recorded as required.
+    A required gate that is missing or errored is not a pass: it escalates; a failure rejects.
+    """
+    required = set(policy.rubric.hard_gates if policy.rubric else ()) | {
+        g.id for g in gates if g.required
+    }
+    by_id = {g.id: g for g in gates}
+    failed: list[str] = []
+    reasons: list[str] = []
+    hard_fail = False
+    for gate_id in sorted(required):
+        gate = by_id.get(gate_id)
+        if gate is None:
+            failed.append(gate_id)
+            reasons.append(f"required gate {gate_id} has no outcome")
+        elif gate.outcome != "pass":
+            failed.append(gate_id)
+            hard_fail = hard_fail or gate.outcome == "fail"
+            detail = f" ({gate.detail})" if gate.detail else ""
+            reasons.append(f"required gate {gate_id} {gate.outcome}{detail}: veto")
+    return failed, reasons, hard_fail
+
+
+def _samples_of(
+    judge: JudgeConfig, criterion: str, votes: Sequence[Vote], expected: int
+) -> list[Vote | None]:
+    """The judge's samples for a criterion in sample order; unrecorded samples are None (errors)."""
+    mine = sorted(
+        (v for v in votes if v.judge == judge.id and v.criterion == criterion),
+        key=lambda v: v.sample,
+    )
+    seen = {v.sample for v in mine}
+    if len(seen) != len(mine):
+        raise FoldInputError("votes", f"duplicate sample index for {judge.id}/{criterion}")
+    slots: list[Vote | None] = list(mine)
+    slots.extend(None for _ in range(max(0, expected - len(mine))))
+    return slots
+
+
+def _valid(vote: Vote | None) -> bool:
+    return vote is not None and vote.error is None and vote.answer is not None
+
+
+def _substantive(policy: Policy, slots: Sequence[Vote | None]) -> bool:
+    valid = sum(1 for v in slots if _valid(v))
+    return valid > 0 and meets(valid, len(slots), policy.min_valid_fraction)
+
+
+def _share(top: int, n: int) -> str:
+    return f"{top}/{n}"
+
+
+# -- rubric (seed 000: score aggregation and hard gates; risk tiers) -----------------------
+
+
+def _judge_scores(policy: Policy, slots: Sequence[Vote | None]) -> dict[str, Fraction]:
+    assert policy.rubric is not None
+    out = {}
+    for c in policy.rubric.criteria:
+        values = [
+            exact(v.answer["scores"][c.id], f"scores.{c.id}")
+            for v in slots
+            if v is not None and _valid(v) and v.answer is not None
+        ]
+        out[c.id] = median(values)
+    return out
+
+
+def _eligible(policy: Policy, scores: dict[str, Fraction]) -> tuple[bool, Fraction, list[str]]:
+    assert policy.rubric is not None
+    weights = {c.id: c.weight for c in policy.rubric.criteria}
+    q = q_exact(scores, weights)
+    low = below_minima(scores, {c.id: c.minimum for c in policy.rubric.criteria})
+    return q >= exact(policy.rubric.threshold, "threshold") and not low, q, low
+
+
+def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+    assert policy.rubric is not None
+    tier = policy.risk_tier
+    failed, reasons, hard_fail = gate_veto(policy, gates)
+    per_judge: dict[str, dict[str, Fraction]] = {}
+    labels: list[str] = []
+    sample_labels: list[str] = []
+    all_slots: list[Vote | None] = []
+    for judge in policy.judges:
+        slots = _samples_of(judge, "rubric", votes, judge.samples)
+        all_slots.extend(slots)
+        for v in slots:
+            if v is not None and _valid(v):
+                ok, _, _ = _eligible(policy, _judge_scores(policy, [v]))
+                sample_labels.append("accept" if ok else "reject")
+        if _substantive(policy, slots):
+            scores = _judge_scores(policy, slots)
+            per_judge[judge.id] = scores
+            labels.append("accept" if _eligible(policy, scores)[0] else "reject")
+    n = len(labels)
+    valid_samples = len(sample_labels)
+    base = {
+        "kind": "rubric",
+        "fold_rule": FOLD_RULE,
+        "gates_failed": tuple(failed),
+        "independent_votes": n,
+        "missing": len(policy.judges) - n,
+        "samples": len(all_slots),
+        "valid_samples": valid_samples,
+        "sample_agreement": _top_share(sample_labels),
+        "aggregation": RUBRIC_OPERATOR,
+    }
+    panel: dict[str, Fraction] = {}
+    if per_judge:
+        panel = {
+            c.id: median([s[c.id] for s in per_judge.values()]) for c in policy.rubric.criteria
+        }
+    if not panel:
+        disposition, why = "escalate", [f"too few independent votes: 0 of {tier.votes} required"]
+        if failed:
+            disposition = "reject" if hard_fail else "escalate"
+            why = reasons + why
+        return Decision(disposition=disposition, reasons=tuple(why), **base)
+    ok, q, low = _eligible(policy, panel)
+    label = "accept" if ok else "reject"
+    top = max(labels.count("accept"), labels.count("reject"))
+    disposition, why = _tier_disposition(
+        tier_votes=tier.votes,
+        min_agreement=tier.min_agreement,
+        adjudication=tier.adjudication,
+        n=n,
+        labels=labels,
+        panel_label=label,
+    )
+    if disposition == "reject":
+        why = [
+            f"below per-criterion minimum: {', '.join(low)}"
+            if low
+            else f"Q {float(q):.4f} below threshold {policy.rubric.threshold}"
+        ]
+    if failed:
+        disposition = "reject" if hard_fail else "escalate"
+        why = reasons + why
+    return Decision(
+        disposition=disposition,
+        reasons=tuple(why),
+        scores={k: float(v) for k, v in panel.items()},
+        q=float(q),
+        q_bp=basis_points(q),
+        agreement=top / n,
+        agreement_votes=_share(top, n),
+        label=label,
+        **base,
+    )
+
+
+def _top_share(labels: Sequence[str]) -> float | None:
+    if not labels:
+        return None
+    return max(labels.count(x) for x in set(labels)) / len(labels)
+
+
+def _tier_disposition(
+    *,
+    tier_votes: int,
+    min_agreement: float,
+    adjudication: bool,
+    n: int,
+    labels: Sequence[str],
+    panel_label: object,
+) -> tuple[str, list[str]]:
+    """Seed 000 risk tiers: too few independent votes or too little agreement escalates."""
+    if n < tier_votes:
+        return "escalate", [f"too few independent votes: {n} of {tier_votes} required"]
+    top_label = max(set(labels), key=labels.count)
+    top = labels.count(top_label)
+    if not meets(top, n, min_agreement):
+        return "escalate", [f"agreement {top}/{n} below the tier minimum {min_agreement:.4g}"]
+    if panel_label is not None and top_label != panel_label:
+        return "escalate", ["judges' majority and panel median disagree"]
+    if adjudication and top_label in ("accept", "A", "B", "tie"):
+        return "escalate", ["tier requires explicit adjudication before certification"]
+    return ("accept" if top_label != "reject" else "reject"), [f"{top}/{n} independent votes agree"]
+
+
+# -- pairwise (seed 000: order restoration, consensus) -------------------------------------
+
+
+def canonical_preference(vote: Vote) -> str | None:
+    """Map a presented preference back to canonical A/B before anything is folded."""
+    if not _valid(vote) or vote.answer is None:
+        return None
+    pref = vote.answer.get("preference")
+    if pref not in ("A", "B", "tie", "abstain"):
+        return None
+    if vote.order == "BA" and pref in ("A", "B"):
+        return "B" if pref == "A" else "A"
+    return str(pref)
+
+
+def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+    tier = policy.risk_tier
+    failed, reasons, hard_fail = gate_veto(policy, gates)
+    judge_labels: list[str | None] = []
+    sample_labels: list[str | None] = []
+    total = 0
+    for judge in policy.judges:
+        slots = _samples_of(judge, "pairwise", votes, judge.samples)
+        total += len(slots)
+        prefs = [canonical_preference(v) if v is not None else None for v in slots]
+        sample_labels.extend(prefs)
+        own = pairwise_consensus(prefs)
+        usable = _substantive(policy, slots) and own.majority is not None
+        judge_labels.append(own.majority if usable else None)
+    panel = pairwise_consensus(judge_labels) if judge_labels else None
+    samples = pairwise_consensus(sample_labels) if sample_labels else None
+    n = panel.n if panel else 0
+    substantive = [x for x in judge_labels if x is not None]
+    if n < tier.votes or panel is None:
+        disposition, why = "escalate", [f"too few independent votes: {n} of {tier.votes} required"]
+    else:
+        disposition, why = _tier_disposition(
+            tier_votes=tier.votes,
+            min_agreement=tier.min_agreement,
+            adjudication=tier.adjudication,
+            n=n,
+            labels=substantive,
+            panel_label=None,
+        )
+        if panel.majority is None and disposition == "accept":
+            disposition, why = "escalate", ["no strict majority among A, B and tie"]
+    if failed:
+        disposition = "reject" if hard_fail else "escalate"
+        why = reasons + why
+    return Decision(
+        kind="pairwise",
+        fold_rule=FOLD_RULE,
+        disposition=disposition,
+        reasons=tuple(why),
+        gates_failed=tuple(failed),
+        label=panel.majority if panel else None,
+        agreement=panel.agreement if panel else None,
+        agreement_votes=_share(panel.top, panel.n) if panel and panel.n else None,
+        entropy=panel.entropy if panel else None,
+        independent_votes=n,
+        missing=panel.missing if panel else 0,
+        samples=total,
+        valid_samples=samples.n if samples else 0,
+        sample_agreement=samples.agreement if samples else None,
+    )
+
+
+# -- criteria (seed 001 §1-2) -------------------------------------------------------------
+
+
+def _verdict_of(vote: Vote | None) -> str | None:
+    if vote is None or not _valid(vote) or vote.answer is None:
+        return None
+    return str(vote.answer.get("verdict"))
+
+
+def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+    suite = policy.criteria
+    assert suite is not None
+    failed, reasons, _ = gate_veto(policy, gates)
+    outcomes: list[CriterionOutcome] = []
+    for judge in policy.judges:
+        for item in suite.items:
+            n = suite.blocker_samples if item.blocker else suite.samples
+            slots = _samples_of(judge, item.id, votes, n)
+            result = fold_criterion([_verdict_of(v) for v in slots], blocker=item.blocker)
+            outcomes.append(
+                CriterionOutcome(
+                    judge=judge.id,
+                    criterion_id=item.id,
+                    blocker=item.blocker,
+                    verdict=result.verdict,
+                    samples=result.samples,
+                    agreement=result.agreement,
+                    agreement_votes=_share(result.top, result.samples),
+                    sample_verdicts=tuple(_sample_label(v) for v in slots),
+                    gate=stability_gate(result, quorum=suite.blocker_quorum),
+                )
+            )
+    if not outcomes:
+        raise FoldInputError("judges", "a criteria campaign needs at least one judge")
+    decision = rollout([o.gate for o in outcomes])
+    why = [
+        f"{o.judge}/{o.criterion_id}: {o.gate} ({o.verdict}, {o.agreement_votes})"
+        for o in outcomes
+        if o.gate != "pass"
+    ]
+    if failed:
+        decision = "BLOCK"
+        why = reasons + why
+    stability = None
+    if any(o.samples > 1 for o in outcomes):
+        stability = {
+            "min_blocker_agreement": suite.blocker_quorum,
+            "unstable_blocker_failures": sum(
+                1 for o in outcomes if o.blocker and o.verdict == "no" and o.gate == "warn"
+            ),
+        }
+    all_slots = sum(o.samples for o in outcomes)
+    valid = sum(1 for o in outcomes for s in o.sample_verdicts if not s.startswith("error"))
+    return Decision(
+        kind="criteria",
+        fold_rule=FOLD_RULE,
+        rollout=decision,
+        reasons=tuple(why),
+        gates_failed=tuple(failed),
+        criteria=tuple(outcomes),
+        stability=stability,
+        independent_votes=len(policy.judges),
+        samples=all_slots,
+        valid_samples=valid,
+    )
+
+
+def _sample_label(vote: Vote | None) -> str:
+    if vote is None:
+        return "error:missing"
+    if vote.error is not None or vote.answer is None:
+        return f"error:{vote.error or 'missing'}"
+    return str(vote.answer.get("verdict"))
+
+
+# -- equivalence (seed 002 §3) ------------------------------------------------------------
+
+
+def _decision_of(vote: Vote | None) -> str:
+    if vote is None or not _valid(vote) or vote.answer is None:
+        return "PARSE_ERROR"
+    value = vote.answer.get("decision")
+    return str(value) if value in ("EQUIVALENT", "DIFFERENT", "ABSTAIN") else "PARSE_ERROR"
+
+
+def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+    settings = policy.equivalence
+    votes_needed = settings.votes if settings else 1
+    min_agreement = settings.min_agreement if settings else 1
+    abstain_as_neither = settings.abstain_as_neither if settings else True
+    deterministic = next((g for g in gates if g.id == DETERMINISTIC_EQUIVALENCE_GATE), None)
+    if deterministic is not None and deterministic.outcome in ("pass", "fail"):
+        # Deterministic evidence overrides any model: the judge is asked only when it is silent.
+        equal = deterministic.outcome == "pass"
+        return Decision(
+            kind="equivalence",
+            fold_rule=FOLD_RULE,
+            equivalent=equal,
+            equivalence_settled=True,
+            label="EQUIVALENT" if equal else "DIFFERENT",
+            reasons=(f"settled deterministically by {deterministic.tool}",),
+        )
+    slots: list[Vote | None] = []
+    for judge in policy.judges:
+        slots.extend(_samples_of(judge, "equivalence", votes, votes_needed))
+    if not slots:
+        return Decision(
+            kind="equivalence",
+            fold_rule=FOLD_RULE,
+            equivalent=None,
+            reasons=("not settled deterministically and no judge in the panel",),
+        )
+    decisions = [_decision_of(v) for v in slots]
+    verdict = equivalence_verdict(
+        decisions,
+        min_agreement=min(min_agreement, len(decisions)),
+        abstain_as_neither=abstain_as_neither,
+    )
+    counts = {d: decisions.count(d) for d in sorted(set(decisions))}
+    top = max(counts.values())
+    return Decision(
+        kind="equivalence",
+        fold_rule=FOLD_RULE,
+        equivalent=verdict,
+        equivalence_settled=verdict is not None,
+        label=max(counts, key=lambda d: counts[d]) if verdict is not None else None,
+        reasons=(f"judge votes {counts}, min_agreement {min_agreement}",),
+        independent_votes=len(policy.judges),
+        samples=len(slots),
+        valid_samples=sum(1 for d in decisions if d != "PARSE_ERROR"),
+        missing=sum(1 for d in decisions if d in ("ABSTAIN", "PARSE_ERROR")),
+        agreement=top / len(decisions),
+        agreement_votes=_share(top, len(decisions)),
+    )

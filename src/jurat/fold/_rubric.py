@@ -1,0 +1,82 @@
+"""Rubric aggregation: Q, per-criterion minima and the median operator (seed 000)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+from jurat.errors import FoldInputError
+
+_TOLERANCE = Fraction(1, 10**9)
+
+
+def exact(value: float | int | Fraction, field: str) -> Fraction:
+    """A decimal as the user wrote it (0.45 is 9/20), refusing NaN, infinities and bools."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FoldInputError(field, f"must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FoldInputError(field, f"must be finite, got {value!r}")
+    return Fraction(str(value))
+
+
+def check_weights(weights: Mapping[str, float]) -> dict[str, Fraction]:
+    """Weights are non-negative and sum to 1."""
+    if not weights:
+        raise FoldInputError("weights", "no criteria; a rubric needs at least one weight")
+    out = {}
+    for key, w in weights.items():
+        value = exact(w, f"weights.{key}")
+        if value < 0:
+            raise FoldInputError(f"weights.{key}", f"must be >= 0, got {w!r}")
+        out[key] = value
+    total = sum(out.values(), Fraction(0))
+    if abs(total - 1) > _TOLERANCE:
+        raise FoldInputError("weights", f"must sum to 1, they sum to {float(total):g}")
+    return out
+
+
+def q_exact(scores: Mapping[str, float | Fraction], weights: Mapping[str, float]) -> Fraction:
+    """Q = sum_j w_j (s_j - 1) / 4 as an exact fraction (seed 000, score aggregation)."""
+    exact_weights = check_weights(weights)
+    missing = sorted(set(exact_weights) - set(scores))
+    if missing:
+        raise FoldInputError(f"scores.{missing[0]}", "missing score for a weighted criterion")
+    extra = sorted(set(scores) - set(exact_weights))
+    if extra:
+        raise FoldInputError(f"scores.{extra[0]}", "score for a criterion with no weight")
+    total = Fraction(0)
+    for key, w in exact_weights.items():
+        s = exact(scores[key], f"scores.{key}")
+        if not 1 <= s <= 5:
+            raise FoldInputError(f"scores.{key}", f"must be in 1-5, got {scores[key]!r}")
+        total += w * (s - 1) / 4
+    return total
+
+
+def rubric_score(scores: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """Q for scores in 1-5 and weights summing to 1: a normalised aggregate, not a probability."""
+    return float(q_exact(scores, weights))
+
+
+def basis_points(q: Fraction) -> int:
+    """Q in basis points, rounded half up, so receipts compare integers."""
+    return math.floor(q * 10000 + Fraction(1, 2))
+
+
+def median(values: Sequence[Fraction]) -> Fraction:
+    """The median, exact (the mean of the middle two for an even count)."""
+    if not values:
+        raise FoldInputError("scores", "median of no values")
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def below_minima(scores: Mapping[str, Fraction], minima: Mapping[str, int | None]) -> list[str]:
+    """Criteria whose score is under their minimum: style cannot compensate for correctness."""
+    return [k for k, m in minima.items() if m is not None and scores.get(k, Fraction(0)) < m]

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from jurat.models._base import Frozen
+
+
+class ArtifactSpec(Frozen):
+    """One ``[[artifacts]]`` entry as written in the campaign file."""
+
+    id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
+    """Artifact id, unique in the campaign; also the receipt file name."""
+    path: str | None = None
+    """File holding the artifact, relative to the campaign file."""
+    text: str | None = None
+    """The artifact inline."""
+    a: str | None = None
+    """First answer or candidate (pairwise, equivalence)."""
+    b: str | None = None
+    """Second answer or candidate (pairwise, equivalence)."""
+    a_path: str | None = None
+    """File holding ``a``."""
+    b_path: str | None = None
+    """File holding ``b``."""
+    tests: str | None = None
+    """Per-artifact test file, overriding ``[checks.python].tests``."""
+    truth: str | dict[str, str] | None = None
+    """Known label (or one per criterion id); only the sim judge and selftest canaries read it."""
+    media_type: str | None = None
+    """Media type; guessed from the path when omitted."""
+    contributor: str | None = None
+    """Who submitted it."""
+    task: str | None = None
+    """Task or test-case id it answers."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ArtifactSpec:
+        single = [x for x in (self.path, self.text) if x is not None]
+        pair = self.a is not None or self.b is not None or self.a_path or self.b_path
+        if len(single) > 1:
+            raise ValueError("give either path or text, not both")
+        if not single and not pair:
+            raise ValueError("give path, text, or a and b")
+        return self
+
+
+class Artifact(Frozen):
+    """An artifact after intake: its bytes are digested and pinned."""
+
+    id: str
+    """Artifact id."""
+    sha256: str
+    """sha256 of the content (pairs: of the canonical JSON of both parts' digests)."""
+    media_type: str
+    """Media type of the content."""
+    text: str = ""
+    """The content (single artifacts)."""
+    a: str | None = None
+    """First part (pairs)."""
+    b: str | None = None
+    """Second part (pairs)."""
+    tests: dict[str, str] = Field(default_factory=dict)
+    """Test files by name, for code artifacts."""
+    truth: str | dict[str, str] | None = None
+    """Known label (or one per criterion), for the sim judge only; never sent to a provider."""
+    contributor: str | None = None
+    """Who submitted it."""
+    task: str | None = None
+    """Task id."""

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from jurat.models._base import Frozen
+
+
+class Limits(Frozen):
+    """Per-run resource limits of the sandbox."""
+
+    wall_s: float = Field(10.0, gt=0, le=3600)
+    """Wall-clock limit in seconds; the harness SIGKILLs the whole group after it."""
+    cpu_s: int = Field(5, gt=0, le=3600)
+    """CPU-time limit (RLIMIT_CPU) in seconds."""
+    memory_mb: int = Field(512, gt=0, le=65536)
+    """Memory limit (cgroup memory controller, plus RLIMIT_AS) in MiB."""
+    procs: int = Field(32, gt=0, le=4096)
+    """Process limit (cgroup pids controller)."""
+    output_kb: int = Field(256, gt=0, le=1048576)
+    """Captured stdout+stderr cap in KiB; output beyond it is truncated and flagged."""
+    file_mb: int = Field(16, gt=0, le=65536)
+    """Largest file the candidate may write (RLIMIT_FSIZE) in MiB."""
+    nofile: int = Field(256, gt=8, le=65536)
+    """Open file descriptors (RLIMIT_NOFILE)."""
+    tmpfs_mb: int = Field(64, gt=0, le=65536)
+    """Size of the sandbox's writable tmpfs workdir in MiB."""
+
+
+class PythonChecks(Frozen):
+    """The ``[checks.python]`` table: deterministic checks for Python candidates."""
+
+    version: str = "3.11"
+    """The Python version the candidate is declared for (parsing uses this grammar)."""
+    tests: str | None = None
+    """Path of the pytest file(s) the candidate must pass, relative to the campaign file."""
+    module: str = "solution"
+    """Module name the candidate is placed under in the sandbox workdir."""
+    limits: Limits = Limits()
+    """Resource limits of each sandboxed run."""
+    lint_rules: tuple[str, ...] = ("E", "F", "W")
+    """Extra ruff rule selectors on top of the pinned PEP 8 set."""
+    import_policy: str = "jurat.imports/v1"
+    """Id of the versioned import and operation policy."""
+    coverage: bool = True
+    """Measure line and branch coverage while running the tests."""
+    mutation: bool = False
+    """Run mutation sensitivity (costs one test run per mutant)."""
+    max_mutants: int = Field(20, ge=0, le=500)
+    """Upper bound on mutants executed per candidate."""

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from jurat.models._base import Frozen
+
+_PROVIDERS = ("openai-compat", "anthropic", "sim", "replay")
+STUB_NAMES = (
+    "always-equivalent",
+    "always-different",
+    "always-abstain",
+    "parse-error",
+    "raising",
+    "numeric-simulated",
+    "always-accept",
+    "always-reject",
+    "always-yes",
+    "always-no",
+)
+
+
+class JudgeConfig(Frozen):
+    """One pinned judge configuration of the panel (``[[judges]]``)."""
+
+    id: str = Field(min_length=1, max_length=64)
+    """Judge id, unique in the campaign."""
+    provider: str
+    """``openai-compat``, ``anthropic``, ``sim``, ``replay`` or ``stub:<name>``."""
+    model: str = ""
+    """Provider model id (pinned; the returned model is recorded separately)."""
+    base_url: str | None = None
+    """Endpoint base URL for ``openai-compat``."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key (never the key itself)."""
+    samples: int = Field(5, ge=1, le=101)
+    """Samples per item (rubric, pairwise, equivalence) or per non-blocker criterion."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    """Decoding temperature of the judge."""
+    max_tokens: int = Field(1024, ge=16, le=65536)
+    """Output token budget per call."""
+    timeout_s: float = Field(60.0, gt=0, le=3600)
+    """Timeout of every call; no call can hang."""
+    max_concurrency: int = Field(32, ge=1, le=1024)
+    """Calls in flight to this judge's endpoint."""
+    retries: int = Field(3, ge=0, le=10)
+    """Transport retries per sample (attempts of the same sample, never new samples)."""
+    rpm: int | None = Field(None, ge=1)
+    """Requests per minute allowed to the endpoint (None: unlimited)."""
+    tpm: int | None = Field(None, ge=1)
+    """Tokens per minute allowed to the endpoint (None: unlimited)."""
+    structured_output: bool = True
+    """Ask the endpoint for JSON-schema structured output where supported."""
+    price_in_per_mtok: float | None = Field(None, ge=0)
+    """USD per million input tokens (None: unknown, cost reported as null)."""
+    price_out_per_mtok: float | None = Field(None, ge=0)
+    """USD per million output tokens."""
+    seed: int = 0
+    """Seed of the sim judge and of presentation-order draws."""
+    reliability: float = Field(0.85, ge=0, le=1)
+    """sim: probability that a sample answers the artifact's truth label."""
+    correlation: float = Field(0.0, ge=0, le=1)
+    """sim: weight of a shared per-item draw between samples of one item."""
+    error_rate: float = Field(0.0, ge=0, le=1)
+    """sim: probability that a call fails in transport."""
+    malformed_rate: float = Field(0.0, ge=0, le=1)
+    """sim: probability that an answer is malformed."""
+    latency_ms: float = Field(0.0, ge=0)
+    """sim: latency of every call."""
+    replay_file: str | None = None
+    """replay: NDJSON file of recorded raw responses."""
+
+    @field_validator("provider")
+    @classmethod
+    def _provider(cls, value: str) -> str:
+        if value in _PROVIDERS:
+            return value
+        if value.startswith("stub:") and value[5:] in STUB_NAMES:
+            return value
+        raise ValueError(
+            f"unknown provider {value!r}; use one of {list(_PROVIDERS)} or "
+            f"stub:<name> with name in {list(STUB_NAMES)}"
+        )
+
+    @property
+    def destination(self) -> str:
+        """Where this judge sends artifact content, as matched against allowed_destinations."""
+        if self.provider == "openai-compat":
+            return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        if self.provider.startswith("stub:"):
+            return "stub"
+        return self.provider

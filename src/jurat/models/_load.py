@@ -1,0 +1,200 @@
+"""Load a campaign TOML file into records, with errors that name file, field, line and fix."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from jurat.errors import CampaignError
+from jurat.models._base import Frozen
+from jurat.models._campaign import Campaign
+from jurat.models._policy import RISK_TIERS, Policy
+
+_CAMPAIGN_KEYS = (
+    "id",
+    "kind",
+    "risk_tier",
+    "allowed_destinations",
+    "task_version",
+    "min_valid_fraction",
+)
+_TABLES = {"rubric": "rubric", "criteria": "criteria", "equivalence": "equivalence"}
+_TOP_LEVEL = {"campaign", "rubric", "criteria", "equivalence", "checks", "judges", "artifacts"}
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read and validate a campaign file. Raises CampaignError naming the field and line."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CampaignError(
+            f"cannot read campaign file: {exc.strerror}",
+            file=str(file),
+            fix="check the path",
+        ) from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise CampaignError(
+            f"not valid TOML: {exc}", file=str(file), line=line, fix="correct the TOML syntax"
+        ) from exc
+    return campaign_from_dict(
+        data, source=str(file), text=text, base_dir=str(file.resolve().parent)
+    )
+
+
+def campaign_from_dict(
+    data: dict[str, Any], *, source: str = "<campaign>", text: str = "", base_dir: str = "."
+) -> Campaign:
+    """Validate an already-parsed campaign mapping (the TOML's structure)."""
+    unknown = sorted(set(data) - _TOP_LEVEL)
+    if unknown:
+        raise CampaignError(
+            f"unknown table(s) {unknown}",
+            file=source,
+            field=unknown[0],
+            line=_find_line(text, (unknown[0],)),
+            fix=f"use only {sorted(_TOP_LEVEL)}",
+        )
+    head = data.get("campaign")
+    if not isinstance(head, dict):
+        raise CampaignError(
+            "missing [campaign] table",
+            file=source,
+            field="campaign",
+            fix='add [campaign] with id = "…" and kind = "rubric"',
+        )
+    policy_dict: dict[str, Any] = {}
+    extra = sorted(set(head) - set(_CAMPAIGN_KEYS))
+    if extra:
+        raise CampaignError(
+            f"unknown key {extra[0]!r}",
+            file=source,
+            field=f"campaign.{extra[0]}",
+            line=_find_line(text, ("campaign", extra[0])),
+            fix=f"remove it or check the spelling; [campaign] takes {list(_CAMPAIGN_KEYS)}",
+        )
+    policy_dict.update(head)
+    tier = head.get("risk_tier", "standard")
+    if isinstance(tier, str):
+        if tier not in RISK_TIERS:
+            raise CampaignError(
+                f"unknown risk tier {tier!r}",
+                file=source,
+                field="campaign.risk_tier",
+                line=_find_line(text, ("campaign", "risk_tier")),
+                fix=f"use one of {sorted(RISK_TIERS)} or {{ votes = 1, min_agreement = 1.0 }}",
+            )
+        policy_dict["risk_tier"] = RISK_TIERS[tier]
+    for table, field in _TABLES.items():
+        if table in data:
+            policy_dict[field] = data[table]
+    checks = data.get("checks", {})
+    if checks:
+        if set(checks) - {"python"}:
+            raise CampaignError(
+                "only [checks.python] is supported",
+                file=source,
+                field="checks",
+                line=_find_line(text, ("checks",)),
+                fix="rename the table to [checks.python]",
+            )
+        policy_dict["python"] = checks["python"]
+    policy_dict["judges"] = data.get("judges", [])
+    try:
+        policy = Policy.model_validate(policy_dict)
+        return Campaign(
+            policy=policy, artifacts=data.get("artifacts", []), source=source, base_dir=base_dir
+        )
+    except pydantic.ValidationError as exc:
+        raise _campaign_error(exc, source, text) from exc
+
+
+_SECTION_OF = {
+    "rubric": "rubric",
+    "criteria": "criteria",
+    "equivalence": "equivalence",
+    "python": "checks.python",
+    "judges": "judges",
+    "artifacts": "artifacts",
+}
+
+
+def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> CampaignError:
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if p != "policy")
+    if loc and loc[0] in _SECTION_OF:
+        toml_loc: tuple[Any, ...] = (_SECTION_OF[str(loc[0])], *loc[1:])
+    elif loc:
+        toml_loc = ("campaign", *loc)
+    else:
+        toml_loc = ("campaign",)
+    field = _dotted(toml_loc)
+    kind = err["type"]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "missing":
+        fix = f"add `{toml_loc[-1]} = …`"
+        msg = "required field is missing"
+    elif kind == "extra_forbidden":
+        fix = "remove it or check the spelling"
+        msg = f"unknown key {toml_loc[-1]!r}"
+    else:
+        fix = "see docs/campaign-format.md for the allowed values"
+    more = len(exc.errors()) - 1
+    if more:
+        msg += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return CampaignError(msg, file=source, field=field, line=_find_line(text, toml_loc), fix=fix)
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _find_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line of a TOML location: the table header, then the key below it."""
+    if not text or not loc:
+        return None
+    lines = text.splitlines()
+    section = str(loc[0])
+    rest = list(loc[1:])
+    index = 0
+    if section in ("judges", "artifacts") and rest and isinstance(rest[0], int):
+        index = rest.pop(0)
+    header = re.compile(r"^\s*\[\[?\s*" + re.escape(section) + r"\s*\]\]?\s*$")
+    starts = [i for i, line in enumerate(lines) if header.match(line)]
+    if not starts:
+        return None
+    start = starts[min(index, len(starts) - 1)]
+    keys = [str(p) for p in rest if not isinstance(p, int)]
+    line_no = start
+    for key in keys[:1]:
+        pattern = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for i in range(start + 1, len(lines)):
+            if re.match(r"^\s*\[", lines[i]):
+                break
+            if pattern.match(lines[i]):
+                line_no = i
+                break
+    # Entries of an inline-table array (criteria = [ {...}, {...} ]) sit one per line.
+    positions = [p for p in rest if isinstance(p, int)]
+    if positions and line_no != start:
+        target = line_no + 1 + positions[0]
+        if target < len(lines) and "{" in lines[target]:
+            line_no = target
+    return line_no + 1
+
+
+def policy_digest(policy: Frozen) -> str:
+    """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
+    from jurat.canonical import digest_json
+
+    return digest_json(policy)
