@@ -24,6 +24,10 @@ class ArtifactSpec(Frozen):
     """File holding ``b``."""
     tests: str | None = None
     """Per-artifact test file, overriding ``[checks.python].tests``."""
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    """Pinned digest of the content; intake refuses the artifact if its bytes differ."""
+    input: str | None = None
+    """criteria kind: the test-case input run through the ``[subject]`` to get the output."""
     truth: str | dict[str, str] | None = None
     """Known label (or one per criterion id); only the sim judge and selftest canaries read it."""
     media_type: str | None = None
@@ -39,8 +43,8 @@ class ArtifactSpec(Frozen):
         pair = self.a is not None or self.b is not None or self.a_path or self.b_path
         if len(single) > 1:
             raise ValueError("give either path or text, not both")
-        if not single and not pair:
-            raise ValueError("give path, text, or a and b")
+        if not single and not pair and self.input is None:
+            raise ValueError("give path, text, input, or a and b")
         return self
 
 

@@ -23,7 +23,9 @@ _CAMPAIGN_KEYS = (
     "min_valid_fraction",
 )
 _TABLES = {"rubric": "rubric", "criteria": "criteria", "equivalence": "equivalence"}
-_TOP_LEVEL = {"campaign", "rubric", "criteria", "equivalence", "checks", "judges", "artifacts"}
+_TOP_LEVEL = {
+    "campaign", "rubric", "criteria", "equivalence", "checks", "judges", "artifacts", "subject",
+}
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -107,6 +109,15 @@ def campaign_from_dict(
             )
         policy_dict["python"] = checks["python"]
     policy_dict["judges"] = data.get("judges", [])
+    subject = data.get("subject")
+    if subject is not None:
+        if not isinstance(subject, dict) or "prompt" not in subject:
+            raise CampaignError("[subject] needs a prompt", file=source, field="subject.prompt",
+                                line=_find_line(text, ("subject",)),
+                                fix='add prompt = "… {input} …"')
+        subject = dict(subject)
+        policy_dict["subject_prompt"] = subject.pop("prompt")
+        policy_dict["subject"] = {"id": "subject", "samples": 1, **subject}
     try:
         policy = Policy.model_validate(policy_dict)
         return Campaign(

@@ -135,7 +135,7 @@ class Policy(Frozen):
     """Which job: rubric, pairwise, criteria or equivalence."""
     risk_tier: RiskTier = RISK_TIERS["standard"]
     """Votes and agreement required (rubric and pairwise)."""
-    allowed_destinations: tuple[str, ...] = ()
+    allowed_destinations: tuple[str, ...] = ("sim", "stub", "replay")
     """Where artifact content may be sent: base URLs, provider names, or sim/stub/replay."""
     task_version: str = "1"
     """Version of the task the artifacts answer; part of every job identity."""
@@ -149,6 +149,10 @@ class Policy(Frozen):
     """Deterministic checks for Python artifacts."""
     judges: tuple[JudgeConfig, ...] = ()
     """The pinned judge panel."""
+    subject: JudgeConfig | None = None
+    """criteria kind: the model that runs the prompt or skill under test (execution phase)."""
+    subject_prompt: str | None = None
+    """criteria kind: the prompt template under test; ``{input}`` is the test-case input."""
     min_valid_fraction: float = Field(0.5, gt=0, le=1)
     """A judge counts as a substantive vote only with at least this share of valid samples."""
 
@@ -158,6 +162,8 @@ class Policy(Frozen):
             raise ValueError(f"rubric: a {self.kind} campaign needs a [rubric] table")
         if self.kind == "criteria" and self.criteria is None:
             raise ValueError("criteria: a criteria campaign needs a [criteria] table")
+        if self.kind in ("rubric", "pairwise", "criteria") and not self.judges:
+            raise ValueError(f"judges: a {self.kind} campaign needs at least one [[judges]] entry")
         ids = [j.id for j in self.judges]
         if len(set(ids)) != len(ids):
             raise ValueError("judges: judge ids must be unique")

@@ -1,0 +1,3 @@
+from jurat.cli import main
+
+main()

@@ -1,0 +1,143 @@
+"""The bytes of a journal entry, and turning stored rows back into checked entries.
+
+Entry bytes (what ``entry_hash`` and the Merkle leaf cover) are the RFC 8785
+canonical JSON of::
+
+    {"format": "jurat.ledger.entry/v1", "seq", "kind", "job_id", "campaign_id",
+     "artifact_id", "payload_sha256", "recorded_at", "prev_hash"}
+
+The payload enters through its sha256, not inline: a leaf stays small however
+large a receipt is, and an inclusion proof for a receipt can be checked from
+the receipt, its payload digest and these few fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from jurat.canonical import canonical_json
+from jurat.errors import TamperError, ValidationError
+from jurat.ledger._merkle import leaf_hash
+from jurat.ledger._models import ENTRY_KINDS, Entry
+
+__all__ = ["ENTRY_FORMAT", "entry_bytes", "entry_from_row", "hashed_bytes", "load_payload"]
+
+ENTRY_FORMAT = "jurat.ledger.entry/v1"
+
+
+def entry_bytes(
+    *,
+    seq: int,
+    kind: str,
+    job_id: str,
+    campaign_id: str | None,
+    artifact_id: str | None,
+    payload_sha256: str,
+    recorded_at: str,
+    prev_hash: str,
+) -> bytes:
+    """Canonical bytes of an entry's hashed fields (see module docstring)."""
+    return canonical_json(
+        {
+            "format": ENTRY_FORMAT,
+            "seq": seq,
+            "kind": kind,
+            "job_id": job_id,
+            "campaign_id": campaign_id,
+            "artifact_id": artifact_id,
+            "payload_sha256": payload_sha256,
+            "recorded_at": recorded_at,
+            "prev_hash": prev_hash,
+        }
+    )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:
+    """Parse stored payload bytes; they must be exactly the canonical JSON of an object."""
+    try:
+        value = json.loads(
+            data, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise TamperError(f"seq {seq}: stored payload is not valid JSON") from exc
+    try:
+        canonical = canonical_json(value)
+    except ValidationError as exc:
+        raise TamperError(f"seq {seq}: stored payload cannot be canonicalised") from exc
+    if not isinstance(value, dict) or canonical != data:
+        raise TamperError(f"seq {seq}: stored payload is not canonical JSON of an object")
+    return value
+
+
+def entry_from_row(row: Mapping[str, Any]) -> Entry:
+    """Rebuild an entry from its row, refusing any row whose hashes do not match its content.
+
+    The chain link (``prev_hash`` equals the previous row's hash) needs the
+    neighbour and is checked by ``Ledger.verify()``.
+    """
+    seq = int(row["seq"])
+    payload_data = bytes(row["payload"])
+    if row["kind"] not in ENTRY_KINDS:
+        raise TamperError(f"seq {seq}: unknown entry kind {row['kind']!r}")
+    if hashlib.sha256(payload_data).hexdigest() != row["payload_sha256"]:
+        raise TamperError(f"seq {seq}: payload does not match its sha256")
+    data = entry_bytes(
+        seq=seq,
+        kind=row["kind"],
+        job_id=row["job_id"],
+        campaign_id=row["campaign_id"],
+        artifact_id=row["artifact_id"],
+        payload_sha256=row["payload_sha256"],
+        recorded_at=row["recorded_at"],
+        prev_hash=row["prev_hash"],
+    )
+    if hashlib.sha256(data).hexdigest() != row["entry_hash"]:
+        raise TamperError(f"seq {seq}: entry hash does not match the entry's content")
+    if leaf_hash(data).hex() != row["leaf_hash"]:
+        raise TamperError(f"seq {seq}: Merkle leaf hash does not match the entry's content")
+    try:
+        return Entry(
+            seq=seq,
+            kind=row["kind"],
+            job_id=row["job_id"],
+            campaign_id=row["campaign_id"],
+            artifact_id=row["artifact_id"],
+            payload=load_payload(payload_data, seq=seq),
+            payload_sha256=row["payload_sha256"],
+            recorded_at=row["recorded_at"],
+            prev_hash=row["prev_hash"],
+            entry_hash=row["entry_hash"],
+            leaf_hash=row["leaf_hash"],
+        )
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise TamperError(f"seq {seq}: stored entry is malformed: {exc}") from exc
+
+
+def hashed_bytes(entry: Entry) -> bytes:
+    """The entry bytes of a (possibly untrusted) Entry record."""
+    return entry_bytes(
+        seq=entry.seq,
+        kind=entry.kind,
+        job_id=entry.job_id,
+        campaign_id=entry.campaign_id,
+        artifact_id=entry.artifact_id,
+        payload_sha256=entry.payload_sha256,
+        recorded_at=entry.recorded_at,
+        prev_hash=entry.prev_hash,
+    )

@@ -1,0 +1,103 @@
+"""One artifact's job: checks → judges → validation → fold → receipt → ledger (DESIGN.md).
+
+Every sample is appended to the ledger as soon as it is final, so an interrupted run
+resumes from the ledger and never resamples (seed 000: a retry is not a new sample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurat import __version__
+from jurat.canonical import sha256_digest
+from jurat.models import (
+    Artifact,
+    Decision,
+    EvidenceItem,
+    GateOutcome,
+    Policy,
+    Vote,
+)
+
+EXCERPT_CHARS = 2000
+
+
+@dataclass
+class JobResult:
+    """What the summary table and the exit code need from one artifact's job."""
+
+    artifact: Artifact
+    decision: Decision
+    votes: list[Vote]
+    gates: list[GateOutcome]
+    receipt_path: str
+    review_version: int = 1
+    reused: bool = False
+    cost: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Progress:
+    """Counters the progress bar shows; updated from the event loop only."""
+
+    samples: int = 0
+    errors: int = 0
+    spend_usd: float = 0.0
+    on_change: Callable[[], None] | None = None
+
+    def vote(self, vote: Vote, usd: float | None) -> None:
+        self.samples += 1
+        self.errors += vote.error is not None
+        self.spend_usd += usd or 0.0
+        if self.on_change:
+            self.on_change()
+
+
+def artifact_evidence(artifact: Artifact) -> EvidenceItem:
+    """Index 0 of every bundle: the artifact itself, so judges cite it by number."""
+    if artifact.a is not None or artifact.b is not None:
+        half = EXCERPT_CHARS // 2
+        excerpt = f"A:\n{(artifact.a or '')[:half]}\nB:\n{(artifact.b or '')[:half]}"
+    else:
+        excerpt = artifact.text[:EXCERPT_CHARS]
+    return EvidenceItem(kind="artifact", tool="jurat", tool_version=__version__,
+                        sha256=artifact.sha256, excerpt=excerpt)
+
+
+async def deterministic_checks(
+    policy: Policy, artifact: Artifact
+) -> tuple[list[GateOutcome], list[EvidenceItem]]:
+    """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
+    hard_gates = policy.rubric.hard_gates if policy.rubric else ()
+    if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
+        settings = policy.equivalence
+        if settings is None or settings.deterministic_first:
+            from jurat.checks import deterministic_equivalence
+
+            check = deterministic_equivalence(artifact.a, artifact.b)
+            return [check.to_gate()], []
+        return [], []
+    if policy.python is not None and artifact.media_type == "text/x-python":
+        from jurat.checks import run_checks_async
+
+        report = await run_checks_async(
+            artifact.text, tests=artifact.tests or None, config=policy.python,
+            hard_gates=hard_gates, artifact_sha256=artifact.sha256,
+        )
+        return list(report.gates), list(report.evidence)
+    return [], []
+
+
+def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: str) -> str:
+    """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt."""
+    from jurat.ledger import job_id
+
+    return job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
+                  attempt)
+
+
+def receipt_digest(bundle_bytes: bytes) -> str:
+    """The digest a superseding receipt names."""
+    return sha256_digest(bundle_bytes)
