@@ -210,7 +210,9 @@ def _resolve_url(url: str | None) -> URL:
     try:
         parsed = make_url(raw)
     except ArgumentError as exc:
-        raise ConfigError(f"not a ledger URL: {raw!r} (use sqlite:///path or postgresql://…)") from exc
+        raise ConfigError(
+            f"not a ledger URL: {raw!r} (use sqlite:///path or postgresql://…)"
+        ) from exc
     backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:" or parsed.query:
@@ -312,6 +314,9 @@ class Backend:
                 else _pg_triggers(self.prefix, self.schema)
             )
             for statement in ddl:
+                if self.name == "postgresql":
+                    # psycopg reads % as a placeholder even with no parameters.
+                    statement = statement.replace("%", "%%")
                 conn.exec_driver_sql(statement)
             meta = self.tables.meta
             found = conn.execute(meta.select().where(meta.c.key == "format")).first()
@@ -333,9 +338,7 @@ class Backend:
         """A write transaction holding the ledger's single-writer lock."""
         with self._write_engine.begin() as conn:
             if lock and self.name == "postgresql":
-                conn.execute(
-                    text(f"LOCK TABLE {self._qualified('entries')} IN EXCLUSIVE MODE")
-                )
+                conn.execute(text(f"LOCK TABLE {self._qualified('entries')} IN EXCLUSIVE MODE"))
             yield conn
 
     @contextmanager

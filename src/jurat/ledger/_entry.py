@@ -85,7 +85,7 @@ def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:
     return value
 
 
-def entry_from_row(row: Mapping[str, Any]) -> Entry:
+def entry_from_row(row: Mapping[Any, Any]) -> Entry:
     """Rebuild an entry from its row, refusing any row whose hashes do not match its content.
 
     The chain link (``prev_hash`` equals the previous row's hash) needs the

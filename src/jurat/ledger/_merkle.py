@@ -13,7 +13,7 @@ cannot mistake a bad proof for a good one by ignoring a return value.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence, Set
 
 from jurat.errors import TamperError
 
@@ -25,6 +25,7 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "root_from_leaves",
+    "roots_at",
     "verify_consistency",
     "verify_inclusion",
     "verify_subtree_consistency",
@@ -90,6 +91,17 @@ def root_from_leaves(leaves: Sequence[bytes], lo: int = 0, hi: int | None = None
     for i in range(lo, end):
         rng.append(leaves[i])
     return rng.root()
+
+
+def roots_at(leaves: Iterable[bytes], sizes: Set[int]) -> dict[int, bytes]:
+    """Tree heads at each of ``sizes`` that the leaves reach, in one pass."""
+    rng = CompactRange()
+    roots = {0: EMPTY_ROOT} if 0 in sizes else {}
+    for leaf in leaves:
+        rng.append(leaf)
+        if rng.size in sizes:
+            roots[rng.size] = rng.root()
+    return roots
 
 
 def inclusion_path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
@@ -255,7 +267,7 @@ def verify_subtree_inclusion(
 def verify_subtree_consistency(
     start: int, end: int, size: int, proof: Sequence[bytes], sub_root: bytes, root: bytes
 ) -> None:
-    """Check that the subtree ``[start, end)`` with hash ``sub_root`` lies in the tree of ``size``."""
+    """Check that subtree ``[start, end)`` with hash ``sub_root`` lies in the tree of ``size``."""
     if start == end and 0 <= end <= size:
         # The empty subtree sits in every tree; transparency-dev accepts it
         # only with the empty-tree hash and no proof.

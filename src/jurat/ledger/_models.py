@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
 
@@ -33,6 +33,7 @@ EntryKind = Literal[
 ENTRY_KINDS: tuple[str, ...] = get_args(EntryKind)
 
 _HEX64 = r"^[0-9a-f]{64}$"
+Hex32 = Annotated[str, Field(pattern=_HEX64)]
 
 
 class Entry(Frozen):
@@ -85,7 +86,7 @@ class InclusionProof(Frozen):
     """The leaf hash being proven (hex)."""
     root_hash: str = Field(pattern=_HEX64)
     """The tree head at ``tree_size`` the proof leads to (hex)."""
-    hashes: tuple[str, ...]
+    hashes: tuple[Hex32, ...]
     """Audit path, leaf side first (hex), as RFC 9162 §2.1.3.1 orders it."""
 
 
@@ -100,7 +101,7 @@ class ConsistencyProof(Frozen):
     """Tree head at ``old_size`` (hex)."""
     new_root: str = Field(pattern=_HEX64)
     """Tree head at ``new_size`` (hex)."""
-    hashes: tuple[str, ...]
+    hashes: tuple[Hex32, ...]
     """Proof nodes (hex), in RFC 9162 §2.1.4.1 order."""
 
 

@@ -94,7 +94,9 @@ def default_origin(public: bytes) -> str:
     return f"jurat.local/log/{hashlib.sha256(public).hexdigest()[:16]}"
 
 
-def checkpoint_body(origin: str, tree_size: int, root: bytes, extensions: tuple[str, ...] = ()) -> str:
+def checkpoint_body(
+    origin: str, tree_size: int, root: bytes, extensions: tuple[str, ...] = ()
+) -> str:
     """The unsigned checkpoint text."""
     if not origin or "\n" in origin:
         raise ConfigError("a checkpoint origin is one non-empty line")
@@ -207,7 +209,9 @@ def default_log_key_path() -> Path:
     return Path(base) / "jurat" / "log.key"
 
 
-def load_log_key(path: str | os.PathLike[str] | None = None, *, name: str | None = None) -> LogSigner:
+def load_log_key(
+    path: str | os.PathLike[str] | None = None, *, name: str | None = None
+) -> LogSigner:
     """Load an existing PKCS#8 PEM Ed25519 log key; refuse one others can read."""
     key_path = Path(path) if path is not None else default_log_key_path()
     try:

@@ -42,7 +42,8 @@ def load_campaign(path: str | Path) -> Campaign:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        found = re.search(r"at line (\d+)", str(exc))
+        line = int(found.group(1)) if found else None
         raise CampaignError(
             f"not valid TOML: {exc}", file=str(file), line=line, fix="correct the TOML syntax"
         ) from exc
@@ -146,9 +147,16 @@ def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> Ca
         toml_loc = ("campaign", *loc)
     else:
         toml_loc = ("campaign",)
-    field = _dotted(toml_loc)
     kind = err["type"]
     msg = str(err["msg"]).removeprefix("Value error, ")
+    # Model-level validators prefix their message with the field they are about.
+    prefix = re.match(r"^([a-z_]+): ", msg)
+    if prefix and kind == "value_error" and len(toml_loc) >= 1:
+        sub = prefix.group(1)
+        if toml_loc[0] in _SECTION_OF.values() and sub not in ("campaign",):
+            toml_loc = (*toml_loc, sub)
+        msg = msg[prefix.end():]
+    field = _dotted(toml_loc)
     if kind == "missing":
         fix = f"add `{toml_loc[-1]} = …`"
         msg = "required field is missing"

@@ -119,7 +119,7 @@ def histogram(
     out += _y_axis(width, plot_h, [(t / scale_max, str(t)) for t in ticks])
     for i, b in enumerate(bins):
         x = _PAD_L + i * step + step * 0.12
-        base = axis_y
+        base = float(axis_y)
         detail = ", ".join(f"{name}: {c}" for name, c in zip(series, b.counts, strict=False))
         for s, count in enumerate(b.counts):
             if count <= 0:
@@ -186,9 +186,7 @@ def line_chart(
         )
     for k in sorted({1, (k_max + 1) // 2, k_max}):
         x = xy(k, 0.0).split(",")[0]
-        out.append(
-            f'<text class="tick" x="{x}" y="{axis_y + 14}" text-anchor="middle">{k}</text>'
-        )
+        out.append(f'<text class="tick" x="{x}" y="{axis_y + 14}" text-anchor="middle">{k}</text>')
     out.append(
         f'<text class="axis-label" x="{_PAD_L + plot_w / 2:.0f}" y="{axis_y + 29}" '
         f'text-anchor="middle">sample k (dispatch order)</text>'
@@ -221,9 +219,7 @@ def share_chart(chart_id: str, title: str, rows: Sequence[Share], *, width: int 
             f'<text class="tick" x="{label_w - 8}" y="{y + 15}" '
             f'text-anchor="end">{escape(row.label)}</text>'
         )
-        out.append(
-            f'<rect class="track" x="{label_w}" y="{y + 4}" width="{plot_w}" height="14"/>'
-        )
+        out.append(f'<rect class="track" x="{label_w}" y="{y + 4}" width="{plot_w}" height="14"/>')
         if row.whole:
             share = row.part / row.whole
             out.append(

@@ -1,0 +1,70 @@
+"""Append-only journal with a Merkle transparency log and signed checkpoints.
+
+Every step of an evaluation is an :class:`Entry` of one kind —
+``job_received``, ``sample_recorded``, ``transport_retry``,
+``evaluation_failed``, ``unresolved_disagreement``, ``decision``,
+``receipt``, ``supersession`` — so transport retries, evaluation failures
+and unresolved disagreement stay distinguishable (seed 000).
+
+Append-only is an invariant, not a convention (seed 001): database triggers
+refuse UPDATE, DELETE and TRUNCATE and any INSERT that would leave a gap or
+fork; each entry carries the hash of the previous one; an RFC 9162 Merkle
+tree over the entry bytes is committed to by C2SP signed checkpoints, one
+copy of which is kept outside the database so a restored older copy is
+caught. :meth:`Ledger.verify` recomputes all of it.
+
+Entry bytes are the canonical JSON of the entry's fields with the payload's
+sha256 rather than the payload itself (see ``_entry``); the payload is
+stored byte-exact beside it.
+"""
+
+from jurat.ledger._cli import log_main
+from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
+from jurat.ledger._merkle import leaf_hash, verify_consistency, verify_inclusion
+from jurat.ledger._models import (
+    ENTRY_KINDS,
+    Checkpoint,
+    ConsistencyProof,
+    Entry,
+    EntryKind,
+    EntryProof,
+    InclusionProof,
+    LedgerReport,
+    ReviewSlot,
+)
+from jurat.ledger._note import (
+    LogSigner,
+    default_log_key_path,
+    load_log_key,
+    load_or_create_log_key,
+    parse_checkpoint,
+)
+from jurat.ledger._store import Ledger, open_ledger
+from jurat.ledger._verify import verify_entry_proof
+
+__all__ = [
+    "ENTRY_KINDS",
+    "Checkpoint",
+    "ConsistencyProof",
+    "Entry",
+    "EntryKind",
+    "EntryProof",
+    "InclusionProof",
+    "Ledger",
+    "LedgerReport",
+    "LogSigner",
+    "ReviewSlot",
+    "decode_receipt",
+    "default_log_key_path",
+    "job_id",
+    "leaf_hash",
+    "load_log_key",
+    "load_or_create_log_key",
+    "log_main",
+    "open_ledger",
+    "parse_checkpoint",
+    "receipt_payload",
+    "verify_consistency",
+    "verify_entry_proof",
+    "verify_inclusion",
+]

@@ -1,0 +1,106 @@
+"""``jurat log checkpoint|prove|verify``: the ledger half of the CLI, as exit codes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jurat.errors import ConfigError, LedgerError, TamperError
+from jurat.ledger._models import LedgerReport
+from jurat.ledger._note import LogSigner, default_log_key_path, load_log_key, load_or_create_log_key
+from jurat.ledger._store import open_ledger
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_VERIFY_FAILED", "log_main"]
+
+EXIT_OK = 0
+EXIT_VERIFY_FAILED = 1
+EXIT_BAD_INPUT = 3
+_ACTIONS = ("checkpoint", "prove", "verify")
+
+
+def log_main(
+    action: str,
+    ledger_url: str | None,
+    seq: int | None = None,
+    *,
+    key_path: str | os.PathLike[str] | None = None,
+    checkpoint_path: str | os.PathLike[str] | None = None,
+    old_size: int | None = None,
+    new_size: int | None = None,
+    out: Console | None = None,
+    err: Console | None = None,
+) -> int:
+    """Run one ``jurat log`` action; return 0 ok, 1 verification failed, 3 bad input.
+
+    * ``checkpoint``: sign the current tree head with the log key (created at
+      ``key_path`` or the default location if absent); print the note.
+    * ``prove``: with ``seq``, print the entry, its inclusion proof and the
+      covering checkpoint as JSON (check it with ``verify_entry_proof``); with
+      ``old_size``, print a consistency proof to ``new_size`` (default: now).
+    * ``verify``: recompute the whole ledger; check signatures when the log
+      key exists at ``key_path`` or the default location.
+    """
+    from rich.console import Console
+
+    out = out or Console()
+    err = err or Console(stderr=True)
+    if action not in _ACTIONS:
+        err.print(f"[red]unknown log action {action!r}[/] (expected one of {', '.join(_ACTIONS)})")
+        return EXIT_BAD_INPUT
+    try:
+        with open_ledger(ledger_url, checkpoint_path=checkpoint_path, create=False) as ledger:
+            if action == "checkpoint":
+                note = ledger.checkpoint(load_or_create_log_key(key_path))
+                out.out(note, end="", highlight=False)
+                err.print(f"checkpoint written to {ledger.checkpoint_path}")
+            elif action == "prove":
+                if old_size is not None:
+                    doc = ledger.consistency_proof(old_size, new_size).model_dump_json(indent=2)
+                elif seq is not None:
+                    doc = ledger.prove_entry(seq).model_dump_json(indent=2)
+                else:
+                    err.print("[red]prove needs an entry seq or an old tree size[/]")
+                    return EXIT_BAD_INPUT
+                out.out(doc, highlight=False)
+            else:
+                signer = _existing_key(key_path)
+                report = ledger.verify(public_key=None if signer is None else signer.public_key)
+                _print_report(out, report)
+    except TamperError as exc:
+        err.print(f"[bold red]ledger verification failed:[/] {exc}", highlight=False)
+        return EXIT_VERIFY_FAILED
+    except (LedgerError, ConfigError) as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _existing_key(key_path: str | os.PathLike[str] | None) -> LogSigner | None:
+    if key_path is not None:
+        return load_log_key(key_path)
+    default = default_log_key_path()
+    return load_log_key(default) if Path(default).exists() else None
+
+
+def _print_report(out: Console, report: LedgerReport) -> None:
+    from rich.table import Table
+
+    table = Table(title="ledger verified", show_header=False)
+    table.add_row("backend", report.backend)
+    table.add_row("entries", str(report.tree_size))
+    table.add_row("root hash", report.root_hash)
+    table.add_row("head hash", report.head_hash)
+    table.add_row("by kind", ", ".join(f"{k}={n}" for k, n in report.kinds.items()) or "-")
+    table.add_row("stored checkpoints", str(report.checkpoints_checked))
+    table.add_row("signatures checked", str(report.signatures_checked))
+    external = report.external_checkpoint or "-"
+    if report.external_tree_size is not None:
+        external += f" (size {report.external_tree_size})"
+    table.add_row("external checkpoint", external)
+    out.print(table)
+    for warning in report.warnings:
+        out.print(f"[yellow]warning:[/] {warning}", highlight=False)

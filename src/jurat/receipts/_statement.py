@@ -1,0 +1,459 @@
+"""The in-toto Statement v1 with the ``https://jurat.dev/decision/v1`` predicate.
+
+The records below are the predicate's schema: ``build_statement`` fills them and
+dumps them to JSON, and the verifier parses the signed JSON back into them and
+requires the re-dump to reproduce the signed bytes, so that what a reader sees
+is exactly what the fold read. ``docs/receipt-format.md`` describes every field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pydantic
+from pydantic import ConfigDict, Field
+
+from jurat.canonical import canonical_json, digest_json
+from jurat.errors import ConfigError, ValidationError, VerificationError
+from jurat.fold import decide
+from jurat.receipts._bundle import loads_strict
+from jurat.models import (
+    Artifact,
+    Decision,
+    EvidenceBundle,
+    Frozen,
+    GateOutcome,
+    JudgeConfig,
+    Policy,
+    Vote,
+    policy_digest,
+)
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://jurat.dev/decision/v1"
+ReplayFidelity = Literal["RF-1", "RF-2"]
+
+_SHA256 = r"^[0-9a-f]{64}$"
+#: Tolerance for float fields of the decision (their exact companions compare exactly).
+FLOAT_REL_TOL = 1e-12
+FLOAT_ABS_TOL = 1e-12
+#: Providers whose samples can be reproduced from the receipt (seeded or recorded).
+_REPRODUCIBLE = ("sim", "replay")
+#: The keys a caller may put in ``inputs``; everything else the statement derives itself.
+INPUT_KEYS = ("assignment", "attempt", "task", "contributor", "upstream_receipts")
+
+
+class CampaignPart(Frozen):
+    """``predicate.campaign``: the pinned policy, whole, with its digest."""
+
+    id: str
+    """Campaign id (``policy.id``)."""
+    kind: str
+    """Campaign kind (``policy.kind``)."""
+    rubric_version: str | None
+    """``policy.rubric.version`` for rubric and pairwise campaigns, else null."""
+    policy_sha256: str = Field(pattern=_SHA256)
+    """sha256 of the RFC 8785 canonical JSON of ``policy``."""
+    policy: Policy
+    """The policy the fold read (judge configs name API-key variables, never keys)."""
+
+
+class ArtifactPart(Frozen):
+    """``predicate.artifact``: the evaluated artifact, also the statement's subject."""
+
+    id: str
+    """Artifact id."""
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of its content (pairs: of the canonical JSON of both parts' digests)."""
+    media_type: str
+    """Its media type."""
+
+
+class TaskRef(Frozen):
+    """``predicate.inputs.task``."""
+
+    id: str | None
+    """The task or test-case id the artifact answers, when known."""
+    version: str
+    """``policy.task_version``."""
+
+
+class UpstreamReceipt(Frozen):
+    """One earlier-stage receipt this decision relies on (seed 000: Stage 1/2 receipts)."""
+
+    name: str
+    """What it is, e.g. ``stage1`` or a receipt file name."""
+    sha256: str = Field(pattern=_SHA256)
+    """Its receipt digest."""
+
+
+class EvidenceRef(Frozen):
+    """One evidence item, listed without its excerpt (which may quote the artifact)."""
+
+    kind: str
+    """Evidence kind."""
+    tool: str
+    """Tool that produced it."""
+    tool_version: str
+    """Pinned tool version."""
+    sha256: str
+    """sha256 of the full evidence content."""
+    gate: str | None
+    """Gate it supports, if any."""
+
+
+class EvidencePart(Frozen):
+    """``predicate.inputs.evidence_bundle``."""
+
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of the canonical JSON of the whole evidence bundle (excerpts included)."""
+    items: tuple[EvidenceRef, ...]
+    """The items in citation order (index 0 is the artifact)."""
+
+
+class InputsPart(Frozen):
+    """``predicate.inputs``: what the evaluation was bound to besides the policy."""
+
+    assignment: str | None
+    """Assignment id (the job identity), when the runner supplies one."""
+    attempt: str | None
+    """Attempt identity, when the runner supplies one."""
+    task: TaskRef
+    """The task and its version."""
+    contributor: str | None
+    """Who submitted the artifact."""
+    upstream_receipts: tuple[UpstreamReceipt, ...]
+    """Earlier receipts, by digest."""
+    evidence_bundle: EvidencePart
+    """The evidence bundle the judges saw."""
+
+
+class Decoding(Frozen):
+    """A judge's pinned decoding parameters."""
+
+    temperature: float
+    """Sampling temperature."""
+    max_tokens: int
+    """Output token budget."""
+    seed: int
+    """Seed (sim judge; presentation-order draws)."""
+    structured_output: bool
+    """Whether JSON-schema structured output was requested."""
+
+
+class JudgePart(Frozen):
+    """One entry of ``predicate.judges``, in panel order."""
+
+    id: str
+    """Judge id."""
+    provider: str
+    """Provider."""
+    model: str
+    """Pinned model id (returned models are in each vote)."""
+    prompt_id: str | None
+    """Prompt template id@version; null when its votes used several (see each vote)."""
+    schema_id: str | None
+    """Output schema id, when the runner supplies it."""
+    decoding: Decoding
+    """Decoding parameters."""
+    config_sha256: str = Field(pattern=_SHA256)
+    """sha256 of the canonical JSON of this judge's entry in ``campaign.policy.judges``."""
+
+
+class ReviewPart(Frozen):
+    """``predicate.review``: monotonic review versions (seed 000)."""
+
+    version: int = Field(ge=1)
+    """1 for a first review; each change of bytes is a new, higher version."""
+    supersedes: str | None = Field(pattern=_SHA256)
+    """Receipt digest of the version this one replaces; null exactly when version is 1."""
+    adjudication: dict[str, Any] | None
+    """An explicit adjudication record, if any (it does not alter the re-derived decision)."""
+
+    @pydantic.model_validator(mode="after")
+    def _chain(self) -> ReviewPart:
+        if (self.version == 1) != (self.supersedes is None):
+            raise ValueError("supersedes must be null for version 1 and set for later versions")
+        return self
+
+
+class DecisionPredicate(Frozen):
+    """The predicate: every fold input, the decision, and how to replay it."""
+
+    jurat_version: str
+    """jurat version that produced the receipt."""
+    fold_rule: str
+    """Aggregation rule id the verifier must re-run, e.g. ``jurat.fold/v1``."""
+    replay_fidelity_level: ReplayFidelity
+    """RF-1: the fold replays from the votes; RF-2: the votes reproduce too."""
+    campaign: CampaignPart
+    """The campaign and its pinned policy."""
+    artifact: ArtifactPart
+    """The artifact."""
+    inputs: InputsPart
+    """Assignment, task, contributor, upstream receipts, evidence bundle."""
+    gates: tuple[GateOutcome, ...]
+    """Deterministic gate outcomes the fold read."""
+    judges: tuple[JudgePart, ...]
+    """The judge panel's pinned configuration."""
+    votes: tuple[Vote, ...]
+    """Every recorded sample in dispatch order, errors included."""
+    decision: Decision
+    """The fold's output."""
+    review: ReviewPart
+    """Review version and the receipt it supersedes."""
+
+
+class Subject(Frozen):
+    """An in-toto subject."""
+
+    name: str
+    """Artifact id."""
+    digest: dict[str, str]
+    """``{"sha256": <hex>}``."""
+
+
+class Statement(Frozen):
+    """An in-toto Statement v1 carrying the decision predicate."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    statement_type: str = Field(alias="_type")
+    """``https://in-toto.io/Statement/v1``."""
+    subject: tuple[Subject, ...]
+    """Exactly one subject: the artifact."""
+    predicate_type: str = Field(alias="predicateType")
+    """``https://jurat.dev/decision/v1``."""
+    predicate: DecisionPredicate
+    """The decision predicate."""
+
+
+def replay_fidelity_level_for(policy: Policy) -> ReplayFidelity:
+    """RF-2 when every judge is deterministic (sim, replay, stub:*) or there are none; else RF-1.
+
+    An API judge (openai-compat, anthropic) gives votes nobody can reproduce, so the
+    receipt claims only that the fold replays from the recorded votes (seed 001).
+    """
+    for judge in policy.judges:
+        if not (judge.provider in _REPRODUCIBLE or judge.provider.startswith("stub:")):
+            return "RF-1"
+    return "RF-2"
+
+
+def _judge_part(judge: JudgeConfig, votes: Sequence[Vote], meta: Mapping[str, Any]) -> JudgePart:
+    prompt_ids = sorted({v.prompt_id for v in votes if v.judge == judge.id and v.prompt_id})
+    prompt_id = meta.get("prompt_id", prompt_ids[0] if len(prompt_ids) == 1 else None)
+    return JudgePart(
+        id=judge.id,
+        provider=judge.provider,
+        model=judge.model,
+        prompt_id=prompt_id,
+        schema_id=meta.get("schema_id"),
+        decoding=Decoding(
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+            seed=judge.seed,
+            structured_output=judge.structured_output,
+        ),
+        config_sha256=digest_json(judge),
+    )
+
+
+def _judges_meta(policy: Policy, judges_meta: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
+    panel = {j.id for j in policy.judges}
+    out: dict[str, Mapping[str, Any]] = {}
+    for i, meta in enumerate(judges_meta or ()):
+        judge_id = meta.get("id")
+        if judge_id not in panel:
+            raise ConfigError(f"judges_meta[{i}].id: {judge_id!r} is not in the panel")
+        unknown = sorted(set(meta) - {"id", "prompt_id", "schema_id"})
+        if unknown:
+            raise ConfigError(
+                f"judges_meta[{i}]: unknown keys {unknown}; give only prompt_id and schema_id"
+            )
+        out[str(judge_id)] = meta
+    return out
+
+
+def _inputs(
+    policy: Policy, artifact: Artifact, bundle: EvidenceBundle, inputs: Mapping[str, Any] | None
+) -> InputsPart:
+    given = dict(inputs or {})
+    unknown = sorted(set(given) - set(INPUT_KEYS))
+    if unknown:
+        raise ConfigError(f"inputs: unknown keys {unknown}; allowed: {list(INPUT_KEYS)}")
+    return InputsPart(
+        assignment=given.get("assignment"),
+        attempt=given.get("attempt"),
+        task=TaskRef(id=given.get("task", artifact.task), version=policy.task_version),
+        contributor=given.get("contributor", artifact.contributor),
+        upstream_receipts=tuple(
+            UpstreamReceipt.model_validate(r) for r in given.get("upstream_receipts", ())
+        ),
+        evidence_bundle=EvidencePart(
+            sha256=bundle.digest,
+            items=tuple(
+                EvidenceRef(
+                    kind=i.kind, tool=i.tool, tool_version=i.tool_version, sha256=i.sha256, gate=i.gate
+                )
+                for i in bundle.items
+            ),
+        ),
+    )
+
+
+def build_statement(
+    *,
+    policy: Policy,
+    artifact: Artifact,
+    gates: Sequence[GateOutcome],
+    votes: Sequence[Vote],
+    decision: Decision,
+    bundle: EvidenceBundle,
+    judges_meta: list[dict[str, Any]] | None = None,
+    inputs: dict[str, Any] | None = None,
+    review_version: int = 1,
+    supersedes: str | None = None,
+    replay_fidelity_level: str,
+    jurat_version: str,
+    adjudication: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The in-toto Statement v1 for one artifact's decision, as a JSON-ready dict.
+
+    ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
+    ``task``, ``contributor`` and ``upstream_receipts`` ([{name, sha256}]). Refuses
+    (ValidationError) a decision that does not re-derive from the recorded inputs, so a
+    receipt jurat signs always verifies.
+    """
+    meta = _judges_meta(policy, judges_meta)
+    try:
+        predicate = DecisionPredicate(
+            jurat_version=jurat_version,
+            fold_rule=decision.fold_rule,
+            replay_fidelity_level=replay_fidelity_level,  # type: ignore[arg-type]
+            campaign=CampaignPart(
+                id=policy.id,
+                kind=policy.kind,
+                rubric_version=policy.rubric.version if policy.rubric else None,
+                policy_sha256=policy_digest(policy),
+                policy=policy,
+            ),
+            artifact=ArtifactPart(
+                id=artifact.id, sha256=artifact.sha256, media_type=artifact.media_type
+            ),
+            inputs=_inputs(policy, artifact, bundle, inputs),
+            gates=tuple(gates),
+            judges=tuple(_judge_part(j, votes, meta.get(j.id, {})) for j in policy.judges),
+            votes=tuple(votes),
+            decision=decision,
+            review=ReviewPart(
+                version=review_version, supersedes=supersedes, adjudication=adjudication
+            ),
+        )
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"cannot build the receipt statement: {exc}") from exc
+    expected = replay_fidelity_level_for(policy)
+    if replay_fidelity_level != expected:
+        raise ValidationError(
+            f"replay_fidelity_level {replay_fidelity_level!r} overstates or understates this "
+            f"panel; it is {expected!r}"
+        )
+    statement = Statement(
+        statement_type=STATEMENT_TYPE,
+        subject=(Subject(name=artifact.id, digest={"sha256": artifact.sha256}),),
+        predicate_type=PREDICATE_TYPE,
+        predicate=predicate,
+    ).model_dump(mode="json", by_alias=True)
+    # Check what the verifier will see: the statement after a JSON round trip.
+    seen = loads_strict(canonical_json(statement))
+    parsed = parse_statement(seen)
+    mismatches = decision_mismatches(
+        rederive_predicate(parsed.predicate), seen["predicate"]["decision"]
+    )
+    if mismatches:
+        raise ValidationError(
+            "the decision does not re-derive from the recorded gates and votes: "
+            + "; ".join(mismatches)
+        )
+    return statement
+
+
+def parse_statement(doc: Any) -> Statement:
+    """Validate a statement and require it to be in normal form (step 4).
+
+    Normal form: re-dumping the parsed records reproduces the JSON exactly, so no
+    field was defaulted, coerced or dropped on the way into the fold.
+    """
+    step = "parse statement"
+    if not isinstance(doc, dict):
+        raise VerificationError("the payload is not a JSON object", step=step)
+    if doc.get("_type") != STATEMENT_TYPE:
+        raise VerificationError(f"_type {doc.get('_type')!r} is not {STATEMENT_TYPE}", step=step)
+    if doc.get("predicateType") != PREDICATE_TYPE:
+        raise VerificationError(
+            f"predicateType {doc.get('predicateType')!r} is not {PREDICATE_TYPE}", step=step
+        )
+    try:
+        statement = Statement.model_validate(doc, by_alias=True)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise VerificationError(
+            f"{exc.error_count()} schema error(s); first at {where}: {first['msg']}", step=step
+        ) from exc
+    try:
+        again = canonical_json(statement.model_dump(mode="json", by_alias=True))
+        original = canonical_json(doc)
+    except ValidationError as exc:
+        raise VerificationError(str(exc), step=step) from exc
+    if again != original:
+        raise VerificationError(
+            "the statement is not in normal form: a field is missing, extra or of another "
+            "type than the records it describes",
+            step=step,
+        )
+    return statement
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        if isinstance(a, int) and isinstance(b, int):
+            return a == b
+        # Floats are informative companions of exact fields (q_bp, agreement_votes); a
+        # last-ulp difference in a platform's log() must not fail a receipt elsewhere.
+        return math.isclose(a, b, rel_tol=FLOAT_REL_TOL, abs_tol=FLOAT_ABS_TOL)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
+
+
+def decision_mismatches(derived: Decision, recorded: Mapping[str, Any]) -> list[str]:
+    """Every field where the re-derived decision differs from the recorded one."""
+    fresh = derived.model_dump(mode="json")
+    out = []
+    for key in sorted(set(fresh) | set(recorded)):
+        mine, theirs = fresh.get(key, "<absent>"), recorded.get(key, "<absent>")
+        if not _same(mine, theirs):
+            out.append(f"decision.{key}: recorded {_short(theirs)}, re-derived {_short(mine)}")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def rederive_predicate(predicate: DecisionPredicate) -> Decision:
+    """Re-run the fold on the recorded policy, gates and votes with the recorded rule id."""
+    return decide(
+        predicate.campaign.policy,
+        predicate.gates,
+        predicate.votes,
+        rule=predicate.fold_rule,
+    )

@@ -1,0 +1,273 @@
+"""Receipt verification as numbered steps. A bad receipt is a report, never an exception.
+
+1. parse envelope       Sigstore bundle v0.3 with one DSSE envelope and exactly one signature
+2. check payload type   ``application/vnd.in-toto+json``
+3. verify signature     ECDSA P-256/SHA-256 (or Ed25519) over PAE(payloadType, payload)
+4. parse statement      strict RFC 8785 JSON, in-toto Statement v1, the decision predicate
+5. check subject digest one subject = the predicate's artifact (= the expected digest, if given)
+6. re-run fold          ``decide(policy, gates, votes, rule=fold_rule)`` on the recorded inputs
+7. compare decision     every derived field: the decision, policy and judge digests, RF level
+
+Steps run in order and stop at the first failure: nothing after a failed signature is
+trusted enough to be worth reporting on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jurat.canonical import canonical_json, digest_json
+from jurat.errors import JuratError, VerificationError
+from jurat.models import Decision, Frozen, policy_digest
+from jurat.receipts._bundle import ParsedBundle, loads_strict, parse_bundle
+from jurat.receipts._dsse import PAYLOAD_TYPE, pae
+from jurat.receipts._keys import (
+    PublicKey,
+    key_algorithm,
+    public_key_from_pem,
+    public_key_hint,
+    verify_bytes,
+)
+from jurat.receipts._statement import (
+    Statement,
+    decision_mismatches,
+    parse_statement,
+    rederive_predicate,
+    replay_fidelity_level_for,
+)
+
+#: The step names, by number; step 8 (inclusion proof) is run by the CLI when asked.
+STEPS: tuple[str, ...] = (
+    "parse envelope",
+    "check payload type",
+    "verify signature",
+    "parse statement",
+    "check subject digest",
+    "re-run fold",
+    "compare decision",
+)
+INCLUSION_STEP = "check inclusion proof"
+
+
+class VerifyStep(Frozen):
+    """One numbered verification step and its outcome."""
+
+    number: int
+    """Step number, 1-based (docs/receipt-format.md, "Verification")."""
+    name: str
+    """Step name."""
+    ok: bool
+    """Whether the step held."""
+    detail: str
+    """What was checked, or why it failed."""
+
+
+class VerifyReport(Frozen):
+    """The outcome of verifying one receipt."""
+
+    steps: tuple[VerifyStep, ...]
+    """The steps that ran, in order; the last one failed unless ``ok``."""
+    ok: bool
+    """True only when all seven steps ran and held."""
+    statement: dict[str, Any] | None = None
+    """The parsed statement, once step 4 passed (signed, so worth showing)."""
+    decision: Decision | None = None
+    """The re-derived decision, once step 6 passed."""
+
+    @property
+    def failed(self) -> VerifyStep | None:
+        """The failing step, if any."""
+        return next((s for s in self.steps if not s.ok), None)
+
+
+class _Run:
+    """Accumulates steps; ``step`` runs a check and turns a raised error into a failed step."""
+
+    def __init__(self) -> None:
+        self.steps: list[VerifyStep] = []
+
+    def step(self, check: Callable[[], str]) -> bool:
+        number = len(self.steps) + 1
+        name = STEPS[number - 1]
+        try:
+            detail = check()
+        except JuratError as exc:
+            message = exc.args[0] if isinstance(exc, VerificationError) and exc.args else str(exc)
+            if isinstance(exc, VerificationError) and exc.step and message.startswith(exc.step):
+                message = message[len(exc.step) + 2 :]
+            self.steps.append(VerifyStep(number=number, name=name, ok=False, detail=message))
+            return False
+        self.steps.append(VerifyStep(number=number, name=name, ok=True, detail=detail))
+        return True
+
+
+def _signature(parsed: ParsedBundle, key: PublicKey) -> str:
+    step = STEPS[2]
+    if parsed.material != "publicKey":
+        raise VerificationError(
+            f"the bundle carries a {parsed.material} (Sigstore keyless signing); verifying it "
+            "needs `pip install sigstore`, a Sigstore trusted root available without network, "
+            "and an expected identity; jurat verifies key-signed receipts only",
+            step=step,
+        )
+    given = public_key_hint(key)
+    if not verify_bytes(key, parsed.signature, pae(parsed.payload_type, parsed.payload)):
+        named = f"; the bundle names key {parsed.hint}" if parsed.hint != given else ""
+        raise VerificationError(
+            f"the signature does not verify with the given key {given}{named}", step=step
+        )
+    if parsed.hint is not None and parsed.hint != given:
+        raise VerificationError(
+            f"the signature verifies but publicKey.hint {parsed.hint} does not name the given "
+            f"key {given}",
+            step=step,
+        )
+    return f"{key_algorithm(key)} signature over PAE verifies with key {given}"
+
+
+def _subject(statement: Statement, expected: str | None) -> str:
+    step = STEPS[4]
+    subjects = statement.subject
+    if len(subjects) != 1:
+        raise VerificationError(f"expected exactly one subject, found {len(subjects)}", step=step)
+    subject, artifact = subjects[0], statement.predicate.artifact
+    if set(subject.digest) != {"sha256"}:
+        raise VerificationError(
+            f"subject digest must be {{sha256}}, found {sorted(subject.digest)}", step=step
+        )
+    digest = subject.digest["sha256"]
+    if subject.name != artifact.id or digest != artifact.sha256:
+        raise VerificationError(
+            f"subject {subject.name}@sha256:{digest} is not the predicate's artifact "
+            f"{artifact.id}@sha256:{artifact.sha256}",
+            step=step,
+        )
+    if expected is not None and digest != expected.lower():
+        raise VerificationError(
+            f"subject sha256 {digest} is not the expected artifact digest {expected}", step=step
+        )
+    return f"{subject.name} sha256:{digest}"
+
+
+def _derived_fields(statement: Statement, derived: Decision, recorded: dict[str, Any]) -> str:
+    pred = statement.predicate
+    policy = pred.campaign.policy
+    problems: list[str] = []
+    if pred.campaign.policy_sha256 != policy_digest(policy):
+        problems.append("campaign.policy_sha256 is not the digest of campaign.policy")
+    if (pred.campaign.id, pred.campaign.kind) != (policy.id, policy.kind):
+        problems.append("campaign id/kind differ from the policy's")
+    rubric_version = policy.rubric.version if policy.rubric else None
+    if pred.campaign.rubric_version != rubric_version:
+        problems.append("campaign.rubric_version differs from policy.rubric.version")
+    level = replay_fidelity_level_for(policy)
+    if pred.replay_fidelity_level != level:
+        problems.append(f"replay_fidelity_level {pred.replay_fidelity_level}, derived {level}")
+    if [j.id for j in pred.judges] != [j.id for j in policy.judges]:
+        problems.append("judges do not list the policy's panel in order")
+    for part, judge in zip(pred.judges, policy.judges, strict=False):
+        same = (part.provider, part.model) == (judge.provider, judge.model)
+        decoding = part.decoding.model_dump() == {
+            "temperature": judge.temperature,
+            "max_tokens": judge.max_tokens,
+            "seed": judge.seed,
+            "structured_output": judge.structured_output,
+        }
+        if not same or not decoding or part.config_sha256 != digest_json(judge):
+            problems.append(f"judges[{part.id}] differs from the policy's judge config")
+    problems.extend(decision_mismatches(derived, recorded))
+    if problems:
+        raise VerificationError("; ".join(problems), step=STEPS[6])
+    return f"{len(recorded)} decision fields, policy and judge digests and RF level agree"
+
+
+def _summary(decision: Decision) -> str:
+    outcome = decision.disposition or decision.rollout or f"equivalent={decision.equivalent}"
+    return (
+        f"{decision.kind} -> {outcome} ({decision.fold_rule}, {decision.samples} samples, "
+        f"{decision.independent_votes} independent votes)"
+    )
+
+
+def verify_bundle(
+    bundle_bytes: bytes,
+    public_key: PublicKey | bytes,
+    *,
+    artifact_sha256: str | None = None,
+) -> VerifyReport:
+    """Verify a receipt with a public key (object or PEM bytes), offline. Never raises for a
+    bad receipt: the report names the failing step. ``artifact_sha256``, when given, must be
+    the subject's digest.
+    """
+    run = _Run()
+    state: dict[str, Any] = {}
+    key = public_key_from_pem(public_key) if isinstance(public_key, bytes) else public_key
+
+    def envelope() -> str:
+        state["bundle"] = parse_bundle(bundle_bytes)
+        b = state["bundle"]
+        return f"Sigstore bundle v0.3, DSSE envelope, 1 signature, {len(b.payload)} payload bytes"
+
+    def payload_type() -> str:
+        got = state["bundle"].payload_type
+        if got != PAYLOAD_TYPE:
+            raise VerificationError(f"payloadType {got!r} is not {PAYLOAD_TYPE}", step=STEPS[1])
+        return PAYLOAD_TYPE
+
+    def statement() -> str:
+        payload = state["bundle"].payload
+        try:
+            doc = loads_strict(payload)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise VerificationError(f"the payload is not strict JSON: {exc}", step=STEPS[3]) from exc
+        if canonical_json(doc) != payload:
+            raise VerificationError("the payload is not RFC 8785 canonical JSON", step=STEPS[3])
+        state["statement"] = parse_statement(doc)
+        state["doc"] = doc
+        return "in-toto Statement v1, predicate https://jurat.dev/decision/v1, normal form"
+
+    def rerun() -> str:
+        state["derived"] = _fold(state["statement"])
+        return _summary(state["derived"])
+
+    ok = (
+        run.step(envelope)
+        and run.step(payload_type)
+        and run.step(lambda: _signature(state["bundle"], key))
+        and run.step(statement)
+        and run.step(lambda: _subject(state["statement"], artifact_sha256))
+        and run.step(rerun)
+        and run.step(
+            lambda: _derived_fields(
+                state["statement"], state["derived"], state["doc"]["predicate"]["decision"]
+            )
+        )
+    )
+    return VerifyReport(
+        steps=tuple(run.steps),
+        ok=bool(ok),
+        statement=state.get("doc"),
+        decision=state.get("derived"),
+    )
+
+
+def rederive(statement: dict[str, Any]) -> Decision:
+    """Re-run ``jurat.fold.decide`` on a statement's recorded policy, gates and votes.
+
+    Raises VerificationError (step ``parse statement`` or ``re-run fold``) when it cannot.
+    """
+    return _fold(parse_statement(statement))
+
+
+def _fold(statement: Statement) -> Decision:
+    try:
+        return rederive_predicate(statement.predicate)
+    except JuratError as exc:
+        raise VerificationError(f"the fold refused the inputs: {exc}", step=STEPS[5]) from exc
+    except Exception as exc:
+        # Signed but hostile inputs (e.g. an answer without its keys) must fail this step,
+        # not crash the verifier: the report is the contract.
+        raise VerificationError(
+            f"the fold failed on the recorded inputs: {type(exc).__name__}: {exc}", step=STEPS[5]
+        ) from exc
