@@ -175,7 +175,7 @@ def parse_bundle(bundle_bytes: bytes) -> ParsedBundle:
         raise _fail("dsseEnvelope.signatures[0].sig is empty")
     return ParsedBundle(
         media_type=media_type,
-        material=material,  # type: ignore[arg-type]
+        material=material,
         hint=hint,
         tlog_entries=len(tlog),
         payload_type=payload_type,

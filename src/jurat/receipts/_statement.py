@@ -18,7 +18,6 @@ from pydantic import ConfigDict, Field
 from jurat.canonical import canonical_json, digest_json
 from jurat.errors import ConfigError, ValidationError, VerificationError
 from jurat.fold import decide
-from jurat.receipts._bundle import loads_strict
 from jurat.models import (
     Artifact,
     Decision,
@@ -30,6 +29,7 @@ from jurat.models import (
     Vote,
     policy_digest,
 )
+from jurat.receipts._bundle import loads_strict
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://jurat.dev/decision/v1"
@@ -296,7 +296,11 @@ def _inputs(
             sha256=bundle.digest,
             items=tuple(
                 EvidenceRef(
-                    kind=i.kind, tool=i.tool, tool_version=i.tool_version, sha256=i.sha256, gate=i.gate
+                    kind=i.kind,
+                    tool=i.tool,
+                    tool_version=i.tool_version,
+                    sha256=i.sha256,
+                    gate=i.gate,
                 )
                 for i in bundle.items
             ),
@@ -332,7 +336,7 @@ def build_statement(
         predicate = DecisionPredicate(
             jurat_version=jurat_version,
             fold_rule=decision.fold_rule,
-            replay_fidelity_level=replay_fidelity_level,  # type: ignore[arg-type]
+            replay_fidelity_level=replay_fidelity_level,
             campaign=CampaignPart(
                 id=policy.id,
                 kind=policy.kind,

@@ -220,7 +220,9 @@ def verify_bundle(
         try:
             doc = loads_strict(payload)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise VerificationError(f"the payload is not strict JSON: {exc}", step=STEPS[3]) from exc
+            raise VerificationError(
+                f"the payload is not strict JSON: {exc}", step=STEPS[3]
+            ) from exc
         if canonical_json(doc) != payload:
             raise VerificationError("the payload is not RFC 8785 canonical JSON", step=STEPS[3])
         state["statement"] = parse_statement(doc)

@@ -1,0 +1,71 @@
+"""Signed decision receipts: in-toto Statement v1 in a DSSE envelope in a Sigstore bundle v0.3.
+
+Build a statement from the fold's inputs and output, sign it with a local key
+(ECDSA P-256 by default), and verify it offline in numbered steps that end by
+re-running the fold on the signed inputs. The format is specified, byte for
+byte, in ``docs/receipt-format.md``.
+"""
+
+from jurat.receipts._bundle import (
+    BUNDLE_MEDIA_TYPE,
+    loads_strict,
+    receipt_digest,
+    sign_payload,
+    sign_statement,
+)
+from jurat.receipts._cli import keygen_main, proof_path_for, verify_main
+from jurat.receipts._dsse import PAYLOAD_TYPE, pae
+from jurat.receipts._keyless import keyless_available, sign_statement_keyless
+from jurat.receipts._keys import (
+    PrivateKey,
+    PublicKey,
+    default_key_path,
+    default_public_key_path,
+    keygen,
+    load_or_create_default_key,
+    load_private_key,
+    load_public_key,
+    public_key_hint,
+    public_key_pem,
+)
+from jurat.receipts._statement import (
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    build_statement,
+    replay_fidelity_level_for,
+)
+from jurat.receipts._verify import STEPS, VerifyReport, VerifyStep, rederive, verify_bundle
+
+__all__ = [
+    "BUNDLE_MEDIA_TYPE",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
+    "STEPS",
+    "PrivateKey",
+    "PublicKey",
+    "VerifyReport",
+    "VerifyStep",
+    "build_statement",
+    "default_key_path",
+    "default_public_key_path",
+    "keygen",
+    "keygen_main",
+    "keyless_available",
+    "load_or_create_default_key",
+    "load_private_key",
+    "load_public_key",
+    "loads_strict",
+    "pae",
+    "proof_path_for",
+    "public_key_hint",
+    "public_key_pem",
+    "receipt_digest",
+    "rederive",
+    "replay_fidelity_level_for",
+    "sign_payload",
+    "sign_statement",
+    "sign_statement_keyless",
+    "verify_bundle",
+    "verify_main",
+]
