@@ -60,9 +60,7 @@ class Target:
             try:
                 names = [
                     r[0]
-                    for r in conn.execute(
-                        "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-                    )
+                    for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
                 ]
                 for name in names:
                     conn.execute(f'DROP TRIGGER "{name}"')

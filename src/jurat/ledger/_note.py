@@ -106,7 +106,8 @@ def checkpoint_body(
 
 def public_key_from_verifier(vkey: str) -> tuple[str, Ed25519PublicKey]:
     """Decode a C2SP verifier key string into (name, public key)."""
-    parts = vkey.strip().split("+")
+    # Names and key IDs have no "+", base64 may: split on the first two only.
+    parts = vkey.strip().split("+", 2)
     if len(parts) != 3:
         raise ConfigError("a verifier key is <name>+<hex key id>+<base64 key>")
     name, key_hex, encoded = parts

@@ -39,7 +39,7 @@ from jurat.ledger._models import (
     ReviewSlot,
 )
 from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
-from jurat.ledger._verify import verify_ledger
+from jurat.ledger._verify import broken_link, verify_ledger
 
 __all__ = ["Ledger", "open_ledger"]
 
@@ -403,9 +403,17 @@ class Ledger:
         never re-signed.
         """
         e, c = self._t.entries, self._t.checkpoints
-        external = read_external(self.checkpoint_path)
         with _db("writing a checkpoint"), self._backend.write() as conn:
+            # Read under the lock: another checkpointer may have just moved it.
+            external = read_external(self.checkpoint_path)
             last = conn.execute(select(c).order_by(c.c.id.desc()).limit(1)).first()
+            if last is not None and last.origin != signer.origin:
+                # One log, one identity: a second key would split its history
+                # between two origins no verifier would connect.
+                raise LedgerError(
+                    f"this ledger's checkpoints are signed as {last.origin!r}, not "
+                    f"{signer.origin!r}; use the same log key"
+                )
             size = self._current_size(conn)
             leaves = self._leaves(conn, size)
             # Entries since the last checkpoint are not covered by any signed
@@ -417,9 +425,7 @@ class Ledger:
             ):
                 entry = entry_from_row(row._mapping)
                 if prev is not None and entry.prev_hash != prev:
-                    raise TamperError(
-                        f"seq {entry.seq}: prev_hash does not link to seq {entry.seq - 1}"
-                    )
+                    raise TamperError(broken_link(entry.seq))
                 if entry.leaf_hash != leaves[entry.seq].hex():
                     raise TamperError(f"seq {entry.seq}: stored leaf hash is stale")
                 prev = entry.entry_hash

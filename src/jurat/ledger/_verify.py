@@ -23,9 +23,19 @@ from jurat.ledger._note import parse_checkpoint, parse_unverified_checkpoint
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["verify_entry_proof", "verify_ledger"]
+__all__ = ["broken_link", "verify_entry_proof", "verify_ledger"]
 
 _BATCH = 1000
+
+
+def broken_link(seq: int) -> str:
+    """Message for entry ``seq`` whose prev_hash is not its predecessor's hash."""
+    # Each row matched its own hashes, so one of the two was rewritten with
+    # fresh hashes; the earlier one is the first that may be bad.
+    return (
+        f"seq {seq - 1}: its hash is not the prev_hash of seq {seq} "
+        f"(seq {seq - 1} or {seq} was rewritten)"
+    )
 
 
 def verify_ledger(
@@ -43,6 +53,14 @@ def verify_ledger(
     """
     e, c = tables.entries, tables.checkpoints
     warnings: list[str] = []
+
+    # Step 0: on SQLite, the file's own structure must be sound; a byte
+    # changed in an index copy would otherwise hide a row from look-ups
+    # without touching the row itself.
+    if backend == "sqlite":
+        problems = [str(r) for r in conn.exec_driver_sql("PRAGMA integrity_check").scalars()]
+        if problems != ["ok"]:
+            raise TamperError(f"SQLite integrity check failed: {'; '.join(problems[:3])}")
 
     # Step 1: collect the anchors: checkpoints stored in the database, in the
     # order they were written, and the one kept outside it.
@@ -76,7 +94,7 @@ def verify_ledger(
             raise TamperError(f"seq {expected}: entries out of order")
         entry = entry_from_row(row._mapping)
         if entry.prev_hash != prev:
-            raise TamperError(f"seq {entry.seq}: prev_hash does not link to seq {entry.seq - 1}")
+            raise TamperError(broken_link(entry.seq))
         prev = entry.entry_hash
         kinds[entry.kind] += 1
         rng.append(bytes.fromhex(entry.leaf_hash))
@@ -102,7 +120,8 @@ def verify_ledger(
     # copy or a truncated tail, which leave the database self-consistent.
     if external is not None:
         where = f"external checkpoint {checkpoint_path}"
-        _check_anchor(external, size, roots, 0, where)
+        below = [cp.tree_size for cp in stored if cp.tree_size <= external.tree_size]
+        _check_anchor(external, size, roots, max(below, default=0), where)
         if key is not None:
             parse_checkpoint(external.note, key)
             signatures += 1

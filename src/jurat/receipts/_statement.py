@@ -42,7 +42,15 @@ FLOAT_ABS_TOL = 1e-12
 #: Providers whose samples can be reproduced from the receipt (seeded or recorded).
 _REPRODUCIBLE = ("sim", "replay")
 #: The keys a caller may put in ``inputs``; everything else the statement derives itself.
-INPUT_KEYS = ("assignment", "attempt", "task", "contributor", "upstream_receipts")
+INPUT_KEYS = (
+    "assignment",
+    "attempt",
+    "job_id",
+    "task",
+    "contributor",
+    "upstream_receipts",
+    "evidence_bundle",
+)
 
 
 class CampaignPart(Frozen):
@@ -120,6 +128,8 @@ class InputsPart(Frozen):
     """Assignment id (the job identity), when the runner supplies one."""
     attempt: str | None
     """Attempt identity, when the runner supplies one."""
+    job_id: str | None
+    """The evaluation job's id in the ledger, when the runner supplies one."""
     task: TaskRef
     """The task and its version."""
     contributor: str | None
@@ -284,9 +294,17 @@ def _inputs(
     unknown = sorted(set(given) - set(INPUT_KEYS))
     if unknown:
         raise ConfigError(f"inputs: unknown keys {unknown}; allowed: {list(INPUT_KEYS)}")
+    # The digest is always computed from the bundle; a caller's value may only confirm it.
+    claimed = given.get("evidence_bundle", bundle.digest)
+    if claimed != bundle.digest:
+        raise ValidationError(
+            f"inputs.evidence_bundle {claimed!r} is not the evidence bundle's digest "
+            f"{bundle.digest}"
+        )
     return InputsPart(
         assignment=given.get("assignment"),
         attempt=given.get("attempt"),
+        job_id=given.get("job_id"),
         task=TaskRef(id=given.get("task", artifact.task), version=policy.task_version),
         contributor=given.get("contributor", artifact.contributor),
         upstream_receipts=tuple(
@@ -327,7 +345,8 @@ def build_statement(
     """The in-toto Statement v1 for one artifact's decision, as a JSON-ready dict.
 
     ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
-    ``task``, ``contributor`` and ``upstream_receipts`` ([{name, sha256}]). Refuses
+    ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
+    ``evidence_bundle`` (must equal ``bundle.digest``; it is always computed). Refuses
     (ValidationError) a decision that does not re-derive from the recorded inputs, so a
     receipt jurat signs always verifies.
     """
@@ -407,18 +426,30 @@ def parse_statement(doc: Any) -> Statement:
         raise VerificationError(
             f"{exc.error_count()} schema error(s); first at {where}: {first['msg']}", step=step
         ) from exc
-    try:
-        again = canonical_json(statement.model_dump(mode="json", by_alias=True))
-        original = canonical_json(doc)
-    except ValidationError as exc:
-        raise VerificationError(str(exc), step=step) from exc
-    if again != original:
+    if not same_json(statement.model_dump(mode="json", by_alias=True), doc):
         raise VerificationError(
             "the statement is not in normal form: a field is missing, extra or of another "
             "type than the records it describes",
             step=step,
         )
     return statement
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values have the same RFC 8785 serialisation, without serialising.
+
+    Numbers compare by value (``1`` and ``1.0`` are both written ``1``), booleans only
+    with booleans, so no coercion can hide in an equal-looking document.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +72,7 @@ def run_main(campaign_path: Path, options: RunOptions) -> int:
             results = asyncio.run(_run_with_progress(
                 campaign, options, ledger, key, counters, telemetry,
                 lambda: bar.advance(task)))
-        proofs = _checkpoint_and_proofs(ledger, results)
+        proofs = _checkpoint_and_proofs(ledger, campaign.id, results)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
                       "run the same command again to resume without resampling")
@@ -103,17 +102,15 @@ async def _run_with_progress(campaign: Any, options: RunOptions, ledger: Any, ke
     return results
 
 
-def _checkpoint_and_proofs(ledger: Any, results: list[Any]) -> str:
-    """Sign a checkpoint and keep each receipt's inclusion proof beside it."""
+def _checkpoint_and_proofs(ledger: Any, campaign_id: str, results: list[Any]) -> str:
+    """Sign a checkpoint and keep each receipt's inclusion proof beside it (it comes later)."""
     from jurat.ledger import load_or_create_log_key
 
-    checkpoint_text = ledger.checkpoint(load_or_create_log_key())
+    ledger.checkpoint(load_or_create_log_key())
     for r in results:
-        entry = ledger.receipt_entry(r.receipt_path and Path(r.receipt_path).name, r)
-        if entry is None:
+        latest = ledger.latest_receipt(campaign_id, r.artifact.id)
+        if latest is None:
             continue
-        proof = ledger.inclusion_proof(entry.seq)
-        Path(r.receipt_path + ".proof.json").write_text(
-            json.dumps({"seq": entry.seq, "checkpoint": checkpoint_text,
-                        "proof": proof.model_dump(mode="json")}, indent=2))
+        proof = ledger.prove_entry(latest[0].seq)
+        Path(r.receipt_path + ".proof.json").write_text(proof.model_dump_json(indent=2))
     return str(ledger.checkpoint_path)

@@ -90,7 +90,7 @@ async def deterministic_checks(
     return [], []
 
 
-def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: str) -> str:
+def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:
     """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt."""
     from jurat.ledger import job_id
 

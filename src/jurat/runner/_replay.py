@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,7 @@ def ledger_url(value: str) -> str:
 
 def receipts_in_ledger(ledger: Any) -> list[tuple[Any, bytes]]:
     """Every receipt entry with its signed bundle bytes, in log order."""
-    out = []
-    for entry in ledger.entries(kind="receipt"):
-        out.append((entry, base64.b64decode(entry.payload["bundle_b64"])))
-    return out
+    return list(ledger.receipts())
 
 
 def replay_main(url: str, key_path: Path | None) -> int:
@@ -43,7 +39,7 @@ def replay_main(url: str, key_path: Path | None) -> int:
     failures = 0
     try:
         report = ledger.verify()
-        console.print(f"1. log: {report.size} entries, hash chain and Merkle root hold")
+        console.print(f"1. log: {report.tree_size} entries, hash chain and Merkle root hold")
     except JuratError as exc:
         console.print(f"[red]1. log: FAILED[/] {exc}")
         failures += 1

@@ -36,7 +36,7 @@ class RunOptions:
     ledger_url: str | None = None
     key_path: Path | None = None
     telemetry_path: Path | None = None
-    attempt: str = "1"
+    attempt: int = 1
     quiet: bool = False
 
 
@@ -141,10 +141,10 @@ class _Runner:
             await self._append("unresolved_disagreement", job, artifact,
                                {"reasons": list(decision.reasons)})
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
-        version, supersedes = await self._review(job, artifact)
+        slot = self.ledger.next_review(self.campaign.id, artifact.id)
         statement = build_statement(
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
-            bundle=bundle, review_version=version, supersedes=supersedes,
+            bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
             replay_fidelity_level=replay_fidelity_level_for(self.policy),
             jurat_version=__version__,
             inputs={"task": artifact.task, "contributor": artifact.contributor,
@@ -152,28 +152,14 @@ class _Runner:
                     "job_id": job},
         )
         signed = sign_statement(statement, self.key)
-        await self._append("receipt", job, artifact, {
-            "bundle_b64": base64.b64encode(signed).decode("ascii"),
-            "bundle_sha256": sha256_digest(signed), "review_version": version,
-            "supersedes": supersedes,
-        })
+        # The ledger writes the supersession entry itself, in the same transaction.
+        async with self.lock:
+            self.ledger.append_receipt(job, signed, campaign_id=self.campaign.id,
+                                       artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
         path.write_bytes(signed)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
-                         receipt_path=str(path), review_version=version)
-
-    async def _review(self, job: str, artifact: Artifact) -> tuple[int, str | None]:
-        """A changed artifact or policy is a new review version that supersedes the last."""
-        latest = self.ledger.latest_receipt(self.campaign.id, artifact.id)
-        if latest is None:
-            return 1, None
-        entry, previous = latest
-        version = int(entry.payload.get("review_version", 1)) + 1
-        digest = sha256_digest(previous)
-        await self._append("supersession", job, artifact,
-                           {"supersedes": digest, "review_version": version,
-                            "previous_job": entry.job_id})
-        return version, digest
+                         receipt_path=str(path), review_version=slot.version)
 
     def _reuse(self, artifact: Artifact, signed: bytes) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""

@@ -78,7 +78,8 @@ async def _votes(policy: Policy, artifact: Artifact) -> list[Vote]:
     from jurat.judges import run_samples
 
     bundle = EvidenceBundle(items=(artifact_evidence(artifact),))
-    return await run_samples(policy, artifact, bundle, [])
+    votes: list[Vote] = await run_samples(policy, artifact, bundle, [])
+    return votes
 
 
 async def _equivalence_controls(judge: JudgeConfig) -> list[Check]:
@@ -155,7 +156,7 @@ async def _pairwise_bias(judge: JudgeConfig) -> list[Check]:
     consistent = []
     for i, (truth, a, b) in enumerate(cases):
         votes = await _votes(policy, _artifact(f"pw{i}", a=a, b=b, truth=truth))
-        canon = {}
+        canon: dict[str, list[str]] = {}
         for v in votes:
             pref = v.answer.get("preference") if v.answer else None
             if pref in ("A", "B"):

@@ -17,18 +17,15 @@ from typing import Any
 
 from jurat.errors import IntakeError
 from jurat.fold import wilson_interval
-from jurat.service._report_data import (
-    ArtifactView,
+from jurat.service._report_data import ArtifactView, ReportReceipt, artifact_views, coerce_receipts
+from jurat.service._report_html import CSS, cell, table
+from jurat.service._report_stats import (
     OrderRow,
     PhaseCost,
-    ReportReceipt,
-    artifact_views,
-    coerce_receipts,
     order_reversal,
     phase_costs,
     running_agreement,
 )
-from jurat.service._report_html import CSS, cell, table
 from jurat.service._svg import Bin, Line, Share, histogram, line_chart, share_chart
 
 __all__ = ["ReportReceipt", "load_receipt_files", "render_report"]
@@ -92,7 +89,7 @@ def render_report(
         _verify_section(views),
     ]
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -114,8 +111,10 @@ def _summary(views: Sequence[ArtifactView]) -> str:
         f'<p class="summary">{len(views)} receipts: {counts}. '
         f"Campaigns: {escape(campaigns)}. Replay fidelity: {escape(levels)}.</p>"
         '<p class="note">RF-1: the decision is replayable from the recorded votes; the votes '
-        "themselves are not reproducible from scratch. Agreement is the share of votes that "
-        "agree (evidence of stability, not a calibrated confidence); the interval under it is "
+        "themselves are not reproducible from scratch. RF-2: the votes are reproducible too "
+        "(deterministic checks only, or a recorded replay judge). Agreement is the share of "
+        "votes that agree (evidence of stability, not a calibrated confidence); the interval "
+        "under it is "
         "a Wilson 95% interval, wide for few votes. This page decodes the receipts, it does "
         "not check their signatures: run the verify commands at the end.</p>"
     )
@@ -124,9 +123,13 @@ def _summary(views: Sequence[ArtifactView]) -> str:
 def _interval(text: str) -> str:
     """The Wilson interval of a trailing ``top/n`` fraction, or nothing."""
     top, _, n = text.rpartition(" ")[2].partition("/")
-    if not (top.isdigit() and n.isdigit()) or int(n) < 1 or int(top) > int(n):
+    # isdecimal, not isdigit: int() refuses superscripts; the length cap keeps int() cheap.
+    if not all(x.isdecimal() and len(x) < 10 for x in (top, n)):
         return ""
-    low, high = wilson_interval(int(top), int(n))
+    successes, total = int(top), int(n)
+    if not 0 <= successes <= total or total < 1:
+        return ""
+    low, high = wilson_interval(successes, total)
     return f'<span class="ci">{low:.2f}–{high:.2f}</span>'
 
 
@@ -162,14 +165,14 @@ def _decisions(views: Sequence[ArtifactView]) -> str:
             + cell(escape(v.fidelity), "fidelity")
             + "</tr>"
         )
-        rows.append(
-            f'<tr class="votes-row"><td colspan="{len(head)}">{_details(v)}</td></tr>'
-        )
+        rows.append(f'<tr class="votes-row"><td colspan="{len(head)}">{_details(v)}</td></tr>')
     if not views:
         rows.append(f'<tr><td colspan="{len(head)}">No receipts.</td></tr>')
-    return '<section id="decisions-section"><h2>Decisions</h2>' + table(
-        "decisions", head, rows
-    ) + "</section>"
+    return (
+        '<section id="decisions-section"><h2>Decisions</h2>'
+        + table("decisions", head, rows)
+        + "</section>"
+    )
 
 
 def _details(v: ArtifactView) -> str:
@@ -179,6 +182,11 @@ def _details(v: ArtifactView) -> str:
         f"{f', {errored} errored' if errored else ''} · {escape(v.artifact_id)} · "
         f"{escape(v.campaign_id)}</summary>"
     ]
+    review = "" if v.supersedes is None else f"; supersedes receipt {escape(v.supersedes)}"
+    parts.append(
+        f'<p class="meta">artifact sha256 <code>{escape(v.artifact_sha256)}</code>; policy '
+        f"sha256 <code>{escape(v.policy_sha256)}</code>{review}</p>"
+    )
     if v.reasons:
         items = "".join(f"<li>{escape(r)}</li>" for r in v.reasons)
         parts.append(f'<ul class="reasons">{items}</ul>')
@@ -240,7 +248,9 @@ def _details(v: ArtifactView) -> str:
             + "</tr>"
         )
     head = ["judge", "criterion", "sample", "order", "answer or error", "latency ms", "attempts"]
-    parts.append(table(None, head, vote_rows or ['<tr><td colspan="7">no votes</td></tr>'], "votes"))
+    parts.append(
+        table(None, head, vote_rows or ['<tr><td colspan="7">no votes</td></tr>'], "votes")
+    )
     parts.append("</details>")
     return "".join(parts)
 
@@ -260,7 +270,7 @@ def _agreement_section(views: Sequence[ArtifactView]) -> str:
         for c in v.criteria:
             if c.agreement is not None:
                 counts[_bin_index(c.agreement)][1] += 1
-    labels = [f".{i}–.{i + 1}" if i < 9 else ".9–1" for i in range(10)] + ["1"]
+    labels = ["0–.1"] + [f".{i}–.{i + 1}" for i in range(1, 9)] + [".9–1", "1"]
     bins = [Bin(label=label, counts=tuple(c)) for label, c in zip(labels, counts, strict=True)]
     chart = histogram(
         "agreement-histogram",

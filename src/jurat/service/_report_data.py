@@ -3,25 +3,24 @@
 Receipts are read leniently (a missing field shows as a dash) because the report must still
 render a receipt from an older or newer jurat; only a statement without a predicate is refused.
 Nothing here re-decides anything: outcomes come from the signed ``decision``, and the per-sample
-labels use the fold's own mapping (``canonical_preference``, Q from ``rubric_score``).
+labels use the fold's own mapping (``canonical_preference``, Q from ``q_exact``).
 """
 
 from __future__ import annotations
 
+import math
 import shlex
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any, Literal
 
 import pydantic
-from pydantic import Field
 
 from jurat.errors import JuratError, ValidationError
-from jurat.fold import canonical_preference, rubric_score
+from jurat.fold import canonical_preference, q_exact
 from jurat.models import Frozen, Vote
 
 Tone = Literal["good", "bad", "hold", "none"]
-PHASES = ("trigger", "execution", "judge")
 
 _EXPLANATION_CHARS = 240
 _TONES: dict[str, Tone] = {
@@ -123,6 +122,10 @@ class ArtifactView(Frozen):
     """Artifact id."""
     campaign_id: str
     """Campaign id."""
+    artifact_sha256: str
+    """Digest of the artifact the receipt is about."""
+    policy_sha256: str
+    """Digest of the pinned policy."""
     kind: str
     """Campaign kind."""
     outcome: str
@@ -182,9 +185,14 @@ def _i(value: Any) -> int | None:
 
 
 def _f(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # Python's json reads NaN and Infinity; a chart cannot place them, so they are "not given".
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return float(value)
+
+
+def _l(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else []
 
 
 def _clip(text: str) -> str:
@@ -223,20 +231,25 @@ def verify_command(artifact_id: str, receipt_path: str | None, key_path: str | N
 
 
 def _rubric_label(answer: Mapping[str, Any], rubric: Mapping[str, Any]) -> tuple[str, str]:
-    """The fold's per-sample eligibility (Q against threshold and minima), with Q for display."""
+    """The fold's per-sample eligibility (Q against threshold and minima), with Q for display.
+
+    Compared exactly, as the fold does: a float Q could land on the other side of a threshold.
+    """
     scores = _d(answer.get("scores"))
-    items = [_d(c) for c in rubric.get("criteria") or ()]
+    items = [_d(c) for c in _l(rubric.get("criteria"))]
+    threshold = _f(rubric.get("threshold"))
+    if threshold is None or not items:
+        return "unscorable", ""
     try:
         weights = {str(c.get("id")): float(c.get("weight", 0.0)) for c in items}
-        q = rubric_score({k: scores[k] for k in weights}, weights)
+        q = q_exact({k: scores[k] for k in weights}, weights)
         low = any(
             c.get("minimum") is not None and scores[str(c.get("id"))] < c["minimum"] for c in items
         )
     except (JuratError, KeyError, TypeError, ValueError):
         return "unscorable", ""
-    threshold = _f(rubric.get("threshold"))
-    label = "accept" if threshold is not None and q >= threshold and not low else "reject"
-    return label, f"Q {q:.3f}"
+    label = "accept" if q >= Fraction(str(threshold)) and not low else "reject"
+    return label, f"Q {float(q):.4f}"
 
 
 def _pairwise_label(raw: Mapping[str, Any]) -> str | None:
@@ -305,12 +318,12 @@ def _criterion_row(raw: Mapping[str, Any]) -> CriterionRow:
         agreement=_f(raw.get("agreement")),
         agreement_votes=_s(raw.get("agreement_votes")),
         gate=_s(raw.get("gate")),
-        sample_verdicts=tuple(str(v) for v in raw.get("sample_verdicts") or ()),
+        sample_verdicts=tuple(str(v) for v in _l(raw.get("sample_verdicts"))),
     )
 
 
 def _outcome(kind: str, decision: Mapping[str, Any]) -> tuple[str, Tone]:
-    if kind == "equivalence" or "equivalent" in decision:
+    if kind == "equivalence":
         value = decision.get("equivalent")
         if value is None:
             return "undecided", "hold"
@@ -325,14 +338,20 @@ def _score(kind: str, decision: Mapping[str, Any], policy: Mapping[str, Any]) ->
     if kind == "rubric":
         q_bp, q = _i(decision.get("q_bp")), _f(decision.get("q"))
         threshold = _f(_d(policy.get("rubric")).get("threshold"))
-        shown = f"Q {q_bp / 10000:.4f}" if q_bp is not None else f"Q {q:.4f}" if q else "no Q"
+        shown = (
+            f"Q {q_bp / 10000:.4f}"
+            if q_bp is not None
+            else f"Q {q:.4f}"
+            if q is not None
+            else "no Q"
+        )
         return shown + (f" (min {threshold:g})" if threshold is not None else "")
     if kind == "pairwise":
         label, entropy = decision.get("label"), _f(decision.get("entropy"))
         shown = f"prefers {label}" if label else "no majority"
         return shown + (f", H {entropy:.2f}" if entropy is not None else "")
     if kind == "criteria":
-        gates = [_d(c).get("gate") for c in decision.get("criteria") or ()]
+        gates = [_d(c).get("gate") for c in _l(decision.get("criteria"))]
         return f"pass {gates.count('pass')}/{len(gates)}"
     if kind == "equivalence":
         if decision.get("equivalence_settled") and not decision.get("samples"):
@@ -357,7 +376,7 @@ def _judge_usd(policy: Mapping[str, Any], votes: Iterable[VoteRow]) -> float | N
             _f(_d(j).get("price_in_per_mtok")),
             _f(_d(j).get("price_out_per_mtok")),
         )
-        for j in policy.get("judges") or ()
+        for j in _l(policy.get("judges"))
     }
     total = 0.0
     for v in votes:
@@ -377,8 +396,8 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
     kind = _s(campaign.get("kind") or decision.get("kind") or policy.get("kind"))
     artifact_id = _s(artifact.get("id"), f"artifact-{index}")
     rubric = _d(policy.get("rubric"))
-    votes = tuple(_vote_row(kind, _d(v), rubric) for v in predicate.get("votes") or ())
-    criteria = tuple(_criterion_row(_d(c)) for c in decision.get("criteria") or ())
+    votes = tuple(_vote_row(kind, _d(v), rubric) for v in _l(predicate.get("votes")))
+    criteria = tuple(_criterion_row(_d(c)) for c in _l(decision.get("criteria")))
     suite = _d(policy.get("criteria"))
     outcome, tone = _outcome(kind, decision)
     gates = tuple(
@@ -389,12 +408,14 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
             tool=f"{_s(g.get('tool'), '')} {_s(g.get('tool_version'), '')}".strip(),
             detail=_s(g.get("detail"), ""),
         )
-        for g in map(_d, predicate.get("gates") or ())
+        for g in map(_d, _l(predicate.get("gates")))
     )
     return ArtifactView(
         index=index,
         artifact_id=artifact_id,
         campaign_id=_s(campaign.get("id")),
+        artifact_sha256=_s(artifact.get("sha256")),
+        policy_sha256=_s(campaign.get("policy_sha256")),
         kind=kind,
         outcome=outcome,
         tone=tone,
@@ -403,9 +424,9 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         agreement_text=_agreement_text(decision, criteria),
         valid_samples=_i(decision.get("valid_samples")),
         samples=_i(decision.get("samples")),
-        gates_failed=tuple(str(g) for g in decision.get("gates_failed") or ()),
+        gates_failed=tuple(str(g) for g in _l(decision.get("gates_failed"))),
         gates=gates,
-        reasons=tuple(str(r) for r in decision.get("reasons") or ()),
+        reasons=tuple(str(r) for r in _l(decision.get("reasons"))),
         review_version=_i(review.get("version")),
         supersedes=review.get("supersedes") if isinstance(review.get("supersedes"), str) else None,
         fidelity=_s(predicate.get("replay_fidelity_level"), "unstated"),
@@ -413,7 +434,7 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         paths_known=bool(receipt.receipt_path and receipt.key_path),
         quorum=_f(suite.get("blocker_quorum")),
         blockers=tuple(
-            str(_d(c).get("id")) for c in suite.get("items") or () if _d(c).get("blocker")
+            str(_d(c).get("id")) for c in _l(suite.get("items")) if _d(c).get("blocker")
         ),
         votes=votes,
         criteria=criteria,
@@ -434,158 +455,3 @@ def artifact_views(receipts: Sequence[ReportReceipt]) -> list[ArtifactView]:
         )
         for v in views
     ]
-
-
-def running_agreement(labels: Sequence[str | None]) -> tuple[float, ...]:
-    """Agreement so far after each sample: the top label's count over k, unlabelled samples
-    (errors, abstentions) staying in k so that failures weaken agreement, never raise it."""
-    counts: Counter[str] = Counter()
-    out = []
-    for k, label in enumerate(labels, start=1):
-        if label is not None:
-            counts[label] += 1
-        out.append(max(counts.values(), default=0) / k)
-    return tuple(out)
-
-
-class OrderRow(Frozen):
-    """Order-reversal consistency of one pairwise judge over all artifacts."""
-
-    judge: str
-    """Judge id."""
-    items: int
-    """Artifacts where the judge answered under both AB and BA."""
-    consistent: int
-    """Of those, artifacts whose majority canonical preference is the same under both orders."""
-    pairs: int
-    """(AB sample, BA sample) pairs with a label on both sides."""
-    agreeing_pairs: int
-    """Of those, pairs with the same canonical preference."""
-    first_position: int
-    """A/B answers that picked the candidate presented first."""
-    ab_answers: int
-    """A/B answers (ties, abstentions and errors excluded)."""
-
-
-def _plurality(labels: Counter[str]) -> str | None:
-    ranked = labels.most_common(2)
-    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
-        return None
-    return ranked[0][0]
-
-
-def order_reversal(views: Sequence[ArtifactView]) -> list[OrderRow]:
-    """Per judge: does the canonical preference survive swapping the presentation order?"""
-    acc: dict[str, Counter[str]] = {}
-    for view in views:
-        if view.kind != "pairwise":
-            continue
-        sides: dict[str, dict[str, Counter[str]]] = {}
-        for v in view.votes:
-            row = acc.setdefault(v.judge, Counter())
-            if v.presented in ("A", "B"):
-                row["ab_answers"] += 1
-                row["first_position"] += v.presented == "A"
-            if v.label is not None and v.order in ("AB", "BA"):
-                sides.setdefault(v.judge, {"AB": Counter(), "BA": Counter()})[v.order][v.label] += 1
-        for judge, side in sides.items():
-            ab, ba = side["AB"], side["BA"]
-            if not ab or not ba:
-                continue
-            row = acc[judge]
-            row["items"] += 1
-            top = _plurality(ab)
-            row["consistent"] += top is not None and top == _plurality(ba)
-            row["pairs"] += ab.total() * ba.total()
-            row["agreeing_pairs"] += sum(n * ba[label] for label, n in ab.items())
-    fields = ("items", "consistent", "pairs", "agreeing_pairs", "first_position", "ab_answers")
-    return [OrderRow(judge=j, **{f: row[f] for f in fields}) for j, row in sorted(acc.items())]
-
-
-class PhaseInput(Frozen):
-    """What a caller reports for one phase in the ``cost`` argument."""
-
-    calls: int = Field(ge=0)
-    """Calls made (transport attempts included)."""
-    tokens_in: int = Field(0, ge=0)
-    """Input tokens."""
-    tokens_out: int = Field(0, ge=0)
-    """Output tokens."""
-    usd: float | None = Field(None, ge=0)
-    """Spend in USD; None when unknown."""
-
-
-class PhaseCost(Frozen):
-    """One row of the cost table."""
-
-    phase: str
-    """trigger, execution, judge, or total."""
-    calls: int | None
-    """Calls; None when the phase was not recorded."""
-    tokens_in: int | None
-    """Input tokens; None when not recorded."""
-    tokens_out: int | None
-    """Output tokens; None when not recorded."""
-    usd: float | None
-    """USD; None when unknown."""
-    source: str
-    """Where the numbers come from."""
-
-
-def phase_costs(views: Sequence[ArtifactView], cost: Mapping[str, Any] | None) -> list[PhaseCost]:
-    """Cost per phase from ``cost``; the judge phase, when not given, from the votes' usage.
-
-    Only the judge phase multiplies with N (seed 001 §5), which is why it is the one phase the
-    receipts themselves can account for.
-    """
-    given: dict[str, PhaseInput] = {}
-    for phase, value in (cost or {}).items():
-        if phase not in PHASES:
-            raise ValidationError(f"cost.{phase}: unknown phase; use one of {list(PHASES)}")
-        try:
-            given[phase] = PhaseInput.model_validate(value)
-        except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValidationError(f"cost.{phase}.{where}: {first['msg']}") from exc
-    rows = []
-    for phase in PHASES:
-        if phase in given:
-            g = given[phase]
-            rows.append(PhaseCost(phase=phase, **g.model_dump(), source="given"))
-        elif phase == "judge":
-            votes = [v for view in views for v in view.votes]
-            spends = [view.judge_usd for view in views]
-            rows.append(
-                PhaseCost(
-                    phase=phase,
-                    calls=sum(v.attempts for v in votes),
-                    tokens_in=sum(v.tokens_in for v in votes),
-                    tokens_out=sum(v.tokens_out for v in votes),
-                    usd=None if None in spends else sum(s or 0.0 for s in spends),
-                    source=f"summed over {len(votes)} recorded votes",
-                )
-            )
-        else:
-            rows.append(
-                PhaseCost(
-                    phase=phase,
-                    calls=None,
-                    tokens_in=None,
-                    tokens_out=None,
-                    usd=None,
-                    source="not recorded",
-                )
-            )
-    known = [r for r in rows if r.calls is not None]
-    rows.append(
-        PhaseCost(
-            phase="total",
-            calls=sum(r.calls or 0 for r in known),
-            tokens_in=sum(r.tokens_in or 0 for r in known),
-            tokens_out=sum(r.tokens_out or 0 for r in known),
-            usd=None if any(r.usd is None for r in known) else sum(r.usd or 0.0 for r in known),
-            source=" + ".join(r.phase for r in known) or "nothing recorded",
-        )
-    )
-    return rows

@@ -1,0 +1,1 @@
+"""Deterministic code checks and the sandbox."""

@@ -1,0 +1,56 @@
+"""HumanEval problems as a candidate module plus a pytest file.
+
+The candidate is ``prompt + completion`` (the canonical solution when the
+problem carries no ``completion``), placed as the module ``solution``; the
+problem's ``check(candidate)`` becomes the body of one pytest test. The test
+file star-imports the module because some problems' checks call helpers the
+prompt defines (``poly`` in HumanEval/32, ``encode_cyclic`` in /38).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from jurat.errors import ConfigError
+
+__all__ = ["humaneval_to_files", "load_humaneval"]
+
+_REQUIRED = ("prompt", "test", "entry_point")
+
+
+def humaneval_to_files(
+    problem: dict[str, Any], *, module: str = "solution"
+) -> tuple[str, dict[str, str]]:
+    """(solution source, {test file name: test source}) for one HumanEval problem."""
+    missing = [key for key in _REQUIRED if not isinstance(problem.get(key), str)]
+    if missing:
+        raise ConfigError(f"HumanEval problem lacks string field(s): {', '.join(missing)}")
+    completion = problem.get("completion", problem.get("canonical_solution"))
+    if not isinstance(completion, str):
+        raise ConfigError("HumanEval problem has neither `completion` nor `canonical_solution`")
+    entry = problem["entry_point"]
+    if not entry.isidentifier():
+        raise ConfigError(f"HumanEval entry_point {entry!r} is not an identifier")
+    solution = problem["prompt"] + completion
+    test = (
+        f"from {module} import *  # noqa: F403\n"
+        f"from {module} import {entry}\n\n"
+        f"{problem['test']}\n\n"
+        "def test_check():\n"
+        f"    check({entry})\n"
+    )
+    return solution, {f"test_{module}.py": test}
+
+
+def load_humaneval(path: str | Path) -> list[dict[str, Any]]:
+    """The problems of a ``HumanEval.jsonl[.gz]`` file, in file order."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read HumanEval problems from {path}: {exc}") from exc

@@ -1,0 +1,131 @@
+"""Lint with the pinned ruff and a named rule set (seed 000, "Code correctness pipeline", step 3).
+
+ruff runs on the host as a subprocess that only *reads* the candidate from
+stdin; nothing of the candidate is executed. ``--isolated`` ignores any
+configuration file near the working directory and ``--ignore-noqa`` keeps
+the candidate from silencing findings with comments, so the result depends
+only on the source, the rule set and the ruff version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sysconfig
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jurat.errors import ConfigError, DependencyError
+from jurat.models._base import Frozen
+
+__all__ = ["LINE_LENGTH", "PEP8_RULES", "LintFinding", "rule_set", "rule_set_id", "run_ruff"]
+
+PEP8_RULES = ("E", "W")
+"""pycodestyle's errors and warnings: the PEP 8 part of every rule set."""
+LINE_LENGTH = 79
+"""PEP 8's maximum line length."""
+_SELECTOR = re.compile(r"^[A-Z]{1,4}[0-9]{0,4}$")
+_RULE_SET_VERSION = "jurat.lint/v1"
+
+
+class LintFinding(Frozen):
+    """One ruff diagnostic."""
+
+    code: str
+    """Rule code, e.g. ``E501``."""
+    message: str
+    """ruff's message."""
+    line: int
+    """1-based line."""
+    column: int
+    """1-based column."""
+
+
+def rule_set(extra: Sequence[str]) -> tuple[str, ...]:
+    """The PEP 8 selectors plus the campaign's, sorted; ConfigError on a malformed selector."""
+    for selector in extra:
+        if not _SELECTOR.match(selector):
+            raise ConfigError(
+                f"checks.python.lint_rules: {selector!r} is not a ruff rule selector "
+                '(fix: use codes like "E", "F", "B006")'
+            )
+    return tuple(sorted(set(PEP8_RULES) | set(extra)))
+
+
+def rule_set_id(selectors: Sequence[str], target: str) -> str:
+    """A stable id for the rule set, recorded with the gate."""
+    return (
+        f"{_RULE_SET_VERSION}[select={','.join(selectors)};"
+        f"line-length={LINE_LENGTH};target={target}]"
+    )
+
+
+_RUFF_LOCK = threading.Lock()
+_RUFF: list[tuple[str, str]] = []
+
+
+def ruff_binary() -> tuple[str, str]:
+    """(path, version) of the ruff next to this interpreter, else the one on PATH."""
+    with _RUFF_LOCK:
+        if not _RUFF:
+            candidate = Path(sysconfig.get_path("scripts")) / "ruff"
+            path = str(candidate) if candidate.is_file() else shutil.which("ruff")
+            if path is None:
+                raise DependencyError("ruff is not installed (fix: pip install 'ruff==0.17.6')")
+            try:
+                out = subprocess.run(
+                    [path, "--version"], capture_output=True, text=True, timeout=30, check=True
+                ).stdout
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise DependencyError(f"cannot run {path} --version: {exc}") from exc
+            _RUFF.append((path, out.strip().removeprefix("ruff ").strip()))
+        return _RUFF[0]
+
+
+def run_ruff(
+    source: str, *, selectors: Sequence[str], target: str, filename: str = "solution.py"
+) -> tuple[LintFinding, ...]:
+    """Lint ``source`` read from stdin; DependencyError if ruff is missing or fails."""
+    path, _ = ruff_binary()
+    argv = [
+        path,
+        "check",
+        "--isolated",
+        "--no-cache",
+        "--ignore-noqa",
+        "--output-format",
+        "json",
+        "--select",
+        ",".join(selectors),
+        "--line-length",
+        str(LINE_LENGTH),
+        "--target-version",
+        target,
+        "--stdin-filename",
+        filename,
+        "-",
+    ]
+    try:
+        done = subprocess.run(argv, input=source, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise DependencyError(f"ruff did not run: {exc}") from exc
+    if done.returncode not in (0, 1):
+        raise DependencyError(f"ruff failed (exit {done.returncode}): {done.stderr.strip()[:300]}")
+    try:
+        raw: list[dict[str, Any]] = json.loads(done.stdout or "[]")
+    except ValueError as exc:
+        raise DependencyError(f"ruff printed unreadable JSON: {exc}") from exc
+    findings = [
+        LintFinding(
+            code=str(item.get("code") or "syntax"),
+            message=str(item.get("message", "")),
+            line=int(item["location"]["row"]),
+            column=int(item["location"]["column"]),
+        )
+        for item in raw
+    ]
+    return tuple(sorted(findings, key=lambda f: (f.line, f.column, f.code)))

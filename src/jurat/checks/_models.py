@@ -1,0 +1,219 @@
+"""Records produced by the deterministic checks."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from jurat.models._base import Frozen
+from jurat.models._evidence import EvidenceItem, GateOutcome
+
+__all__ = [
+    "CheckReport",
+    "CoverageStats",
+    "Finding",
+    "FunctionComplexity",
+    "MutantResult",
+    "CaseResult",
+    "RunOutcome",
+    "SandboxRun",
+]
+
+RunOutcome = Literal[
+    "passed",
+    "failed",
+    "error",
+    "timeout",
+    "memory_limit",
+    "output_limit",
+    "process_limit",
+    "sandbox_error",
+]
+"""The fine outcome of one sandboxed test run; only ``passed`` lets ``tests.pass`` pass."""
+
+CHECK_SCHEMA = "jurat.check/v1"
+
+
+class Finding(Frozen):
+    """One import or operation the policy reports, with its location."""
+
+    rule: str
+    """Stable rule id, e.g. ``JI001`` (denied import)."""
+    severity: Literal["deny", "warn"]
+    """``deny`` fails ``python.imports``; ``warn`` is reported only."""
+    name: str
+    """The resolved module, call or attribute, e.g. ``os.system``."""
+    message: str
+    """What was found and why the policy cares."""
+    line: int
+    """1-based line of the finding."""
+    col: int
+    """0-based column of the finding."""
+
+
+class CaseResult(Frozen):
+    """The outcome of one collected test."""
+
+    id: str
+    """pytest node id, e.g. ``test_solution.py::test_check``."""
+    outcome: str
+    """``passed``, ``failed``, ``error``, ``skipped``, ``incomplete`` or ``not_run``."""
+    excerpt: str = ""
+    """Tail of the failure report (empty when passed)."""
+    property: bool = False
+    """Whether this is a hypothesis property test."""
+
+
+class CoverageStats(Frozen):
+    """Line and branch coverage of the candidate module while the tests ran."""
+
+    statements: int
+    """Executable statements in the candidate module."""
+    covered_lines: int
+    """Statements executed at least once."""
+    missing_lines: tuple[int, ...]
+    """Line numbers never executed."""
+    branches: int
+    """Branch destinations in the module."""
+    covered_branches: int
+    """Branch destinations taken."""
+    partial_branches: int
+    """Branch points where only some destinations were taken."""
+    percent: float
+    """coverage.py's combined line+branch percentage."""
+
+
+class SandboxRun(Frozen):
+    """Everything the host learned from one sandboxed test run."""
+
+    outcome: RunOutcome
+    """Fine outcome; decided by the harness, never by the candidate's output."""
+    detail: str
+    """One line explaining the outcome."""
+    tests: tuple[CaseResult, ...] = ()
+    """Per-test outcomes, in collection order."""
+    collect_errors: tuple[str, ...] = ()
+    """Excerpts of collection errors (e.g. the candidate failed to import)."""
+    coverage: CoverageStats | None = None
+    """Coverage of the candidate module, when measured."""
+    coverage_error: str | None = None
+    """Why coverage could not be measured, if it was requested."""
+    output: str = ""
+    """Captured stdout+stderr (candidate-controlled, untrusted), cut at the cap."""
+    output_bytes: int = 0
+    """Bytes of output read before the run ended."""
+    output_truncated: bool = False
+    """Whether the output cap was reached."""
+    wall_s: float = 0.0
+    """Wall-clock duration of the sandboxed run."""
+    cpu_s: float = 0.0
+    """CPU time of the test process as reported by the supervisor."""
+    exit: str = ""
+    """How the test process ended, e.g. ``exit 0`` or ``signal SIGKILL``."""
+    oom_kills: int = 0
+    """Processes killed by the memory controller."""
+    pids_max_hits: int = 0
+    """Forks refused by the pids controller."""
+    memory_peak_bytes: int = 0
+    """Peak memory charged to the run's cgroup."""
+    cleanup_ok: bool = True
+    """Whether every process of the run was gone and its cgroup removed afterwards."""
+
+    @property
+    def collected(self) -> int:
+        """Number of collected tests."""
+        return len(self.tests)
+
+    @property
+    def passed(self) -> int:
+        """Number of tests that passed."""
+        return sum(1 for t in self.tests if t.outcome == "passed")
+
+
+class FunctionComplexity(Frozen):
+    """Cyclomatic complexity of one function from its control-flow graph."""
+
+    name: str
+    """Qualified name, e.g. ``Stack.push`` or ``outer.<locals>.inner``."""
+    line: int
+    """Line of the ``def``."""
+    edges: int
+    """E: edges of the function's control-flow graph."""
+    nodes: int
+    """N: nodes of the graph (statements, entry, exit, expression decisions)."""
+    components: int
+    """P: connected components (1 for an ordinary function)."""
+    m: int
+    """M = E - N + 2P."""
+    radon_m: int | None = None
+    """radon's decision-count complexity of the same function, as a cross-check."""
+
+
+class MutantResult(Frozen):
+    """One mutant of the candidate and whether the tests noticed it."""
+
+    operator: str
+    """Mutation operator id, e.g. ``ROR`` (relational operator replacement)."""
+    line: int
+    """Line of the mutated node."""
+    col: int
+    """Column of the mutated node."""
+    description: str
+    """What changed, e.g. ``< -> <=``."""
+    killed: bool
+    """True when the test run did not pass (any outcome other than ``passed``)."""
+    outcome: str
+    """The fine outcome of the mutant's test run."""
+
+
+class CheckReport(Frozen):
+    """The result of the deterministic checks for one candidate."""
+
+    gates: tuple[GateOutcome, ...]
+    """One outcome per gate, in pipeline order."""
+    evidence: tuple[EvidenceItem, ...]
+    """The checks' evidence; item i is cited as index i + 1 (index 0 is the artifact)."""
+    required_failed: tuple[str, ...]
+    """Ids of required gates whose outcome is not ``pass`` (each one is a veto)."""
+    artifact_sha256: str | None = None
+    """sha256 of the candidate source, when known."""
+    tool_versions: dict[str, str] = {}
+    """Versions of every tool and policy the checks used."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every required gate passed."""
+        return not self.required_failed
+
+    def gate(self, gate_id: str) -> GateOutcome:
+        """The gate with this id; KeyError if the checks did not emit it."""
+        for gate in self.gates:
+            if gate.id == gate_id:
+                return gate
+        raise KeyError(gate_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``jurat check --json`` document."""
+        evidence: list[dict[str, Any]] = []
+        if self.artifact_sha256 is not None:
+            evidence.append(
+                {
+                    "index": 0,
+                    "kind": "artifact",
+                    "tool": "jurat",
+                    "tool_version": "",
+                    "sha256": self.artifact_sha256,
+                    "excerpt": "",
+                    "gate": None,
+                }
+            )
+        for position, item in enumerate(self.evidence):
+            evidence.append({"index": position + 1, **item.model_dump(mode="json")})
+        return {
+            "schema": CHECK_SCHEMA,
+            "artifact_sha256": self.artifact_sha256,
+            "ok": self.ok,
+            "required_failed": list(self.required_failed),
+            "gates": [gate.model_dump(mode="json") for gate in self.gates],
+            "evidence": evidence,
+            "tool_versions": dict(self.tool_versions),
+        }

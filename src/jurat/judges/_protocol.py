@@ -1,0 +1,126 @@
+"""The one async Protocol every judge adapter implements, and the records it exchanges."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from jurat.errors import TransportError
+from jurat.models import Artifact, Frozen, JudgeConfig
+
+#: What a call asks for. ``criterion`` is one binary criterion; ``text`` is free text
+#: (the subject under test in the execution phase).
+CallKind = Literal["rubric", "pairwise", "criterion", "equivalence", "text"]
+
+#: Transport error kinds that produced no answer and may be retried as attempts of the same
+#: sample (seed 000: "A transport retry is not permission to repeatedly sample judgments").
+RETRYABLE_KINDS = frozenset({"timeout", "rate_limited", "http_5xx", "connection"})
+
+
+class Prompt(Frozen):
+    """A rendered prompt: what a provider receives, nothing else."""
+
+    template_id: str
+    """Template id, e.g. ``jurat/judge-decision``."""
+    version: str
+    """Template version."""
+    system: str = ""
+    """System instruction ('' for templates that have none, such as seed 002's)."""
+    user: str
+    """The user message, with candidate content inside per-call delimiters."""
+    schema_name: str | None = None
+    """Name of the structured-output schema, or None for free text."""
+    json_schema: dict[str, Any] | None = None
+    """The provider-facing JSON schema for structured output, or None."""
+
+    @property
+    def prompt_id(self) -> str:
+        """``<template id>@<version>``, recorded in every vote."""
+        return f"{self.template_id}@{self.version}"
+
+
+class JudgeCall(Frozen):
+    """One attempt of one planned sample, as handed to an adapter.
+
+    Provider adapters send only ``prompt`` and the decoding parameters. The remaining fields
+    let local judges (sim, stubs, replay) answer without a model; ``artifact`` carries the
+    truth label that only the sim reads.
+    """
+
+    kind: CallKind
+    """What is asked."""
+    prompt: Prompt
+    """The rendered prompt."""
+    temperature: float
+    """Decoding temperature (pinned and recorded)."""
+    max_tokens: int
+    """Output token budget."""
+    artifact: Artifact
+    """The artifact under judgement (local judges only; never serialised into a prompt)."""
+    criterion: str = ""
+    """Criterion id (``rubric``, ``pairwise``, ``equivalence`` or a binary criterion id)."""
+    sample: int = 0
+    """Sample index k."""
+    attempt: int = 1
+    """Transport attempt of this sample, from 1."""
+    order: str | None = None
+    """Presentation order of a pairwise sample: ``AB`` or ``BA``."""
+    gates_pass: bool = True
+    """Whether every hard gate passed (the deterministic result, not a model's claim)."""
+    bundle_size: int = 1
+    """Number of evidence items the judge may cite."""
+
+
+class RawResponse(Frozen):
+    """What an endpoint returned for one call, before any validation of the answer."""
+
+    text: str | None
+    """The answer text (message content, or the forced tool call's input as JSON)."""
+    finish: str | None = None
+    """Normalised finish reason: ``stop``, ``length``, ``refusal``, ``content_filter``, ..."""
+    refusal: str | None = None
+    """The provider's refusal message, if any."""
+    envelope_error: str | None = None
+    """Error kind found while reading the provider's envelope (e.g. ``empty_response``)."""
+    returned_model: str | None = None
+    """Model id the endpoint reported."""
+    system_fingerprint: str | None = None
+    """System fingerprint the endpoint reported."""
+    usage: dict[str, int] = Field(default_factory=dict)
+    """Token usage: ``input_tokens`` and ``output_tokens`` when reported."""
+    attempts: int = 1
+    """Transport attempts it took (``complete_text``)."""
+
+
+class RetryableTransportError(TransportError):
+    """A transport failure with the server's requested wait (Retry-After), if any."""
+
+    def __init__(self, message: str, *, kind: str, retry_after: float | None = None) -> None:
+        super().__init__(message, kind=kind)
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge adapter: one pinned configuration, called once per attempt."""
+
+    @property
+    def config(self) -> JudgeConfig:
+        """The pinned configuration."""
+
+    @property
+    def reproducible(self) -> bool:
+        """Whether its answers are reproducible from the recorded inputs (RF-2)."""
+
+    def preflight(self) -> None:
+        """Raise ConfigError (e.g. a missing API key) before any request is sent."""
+
+    def supports(self, kind: CallKind) -> bool:
+        """Whether this judge can answer ``kind``."""
+
+    async def complete(self, call: JudgeCall) -> RawResponse:
+        """Answer one attempt; raise TransportError when no answer was produced."""
+
+    async def aclose(self) -> None:
+        """Release connections."""

@@ -1,0 +1,284 @@
+"""Strict validation of judge answers: parse, schema, then semantics (seed 000).
+
+Every failure raises ``JudgeOutputError`` with a named kind; the engine records it as an
+error vote. Nothing here ever fills a gap with a default, so nothing defaults to acceptance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from jurat.errors import JudgeOutputError
+from jurat.models import GateOutcome
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from jurat.judges._protocol import RawResponse
+
+__all__ = [
+    "ARCV_SCHEMA_ID",
+    "CRITERION_SCHEMA",
+    "CRITERION_SCHEMA_ID",
+    "MAX_ANSWER_BYTES",
+    "arcv_schema",
+    "hard_gates_pass",
+    "interpret",
+    "strict_loads",
+    "validate_answer",
+]
+
+#: Schema ids recorded with every judge config.
+ARCV_SCHEMA_ID = "arcv-judge-decision/v1"
+CRITERION_SCHEMA_ID = "jurat-binary-criterion/v1"
+
+#: An answer larger than this is refused before parsing (a judge answer is a few hundred bytes).
+MAX_ANSWER_BYTES = 64 * 1024
+
+#: The binary criterion answer of seed 001 §1, strict.
+CRITERION_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "jurat binary criterion v1",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["verdict", "explanation"],
+    "properties": {
+        "verdict": {"enum": ["yes", "no", "unsure"]},
+        "explanation": {"type": "string", "maxLength": 2000},
+    },
+}
+
+_KINDS = {"rubric", "pairwise", "criterion", "criteria", "equivalence"}
+_EQUIVALENCE_KEYS = ("DECISION", "REASON", "NUMERIC_A", "NUMERIC_B")
+_DECISIONS = ("EQUIVALENT", "DIFFERENT", "ABSTAIN")
+_LINE = re.compile(r"^([A-Z_]+):[ \t]*(.*?)[ \t]*$")
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json and pydantic keep the last duplicate, so {"disposition":"reject","disposition":
+    # "accept"} would read as accept (FACTS.md); refuse it instead.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JudgeOutputError(f"duplicate key {key!r}", kind="duplicate_key")
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise JudgeOutputError(f"{name} is not a JSON number", kind="non_finite_number")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JudgeOutputError(f"{text} overflows to infinity", kind="non_finite_number")
+    return value
+
+
+def strict_loads(text: str | bytes, *, limit: int = MAX_ANSWER_BYTES) -> Any:
+    """Parse one whole JSON document: no duplicate keys, NaN, infinities or oversized input.
+
+    The whole text must be the document (surrounding whitespace aside): a fenced or
+    prefixed answer is malformed, never searched for its last match.
+    """
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise JudgeOutputError(f"{size} bytes exceeds the {limit}-byte limit", kind="oversized")
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+    except JudgeOutputError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise JudgeOutputError(f"not one JSON document: {exc}", kind="malformed_json") from exc
+
+
+# -- schemas ---------------------------------------------------------------------------------
+
+
+@cache
+def arcv_schema() -> dict[str, Any]:
+    """The seed's ARCV Judge Decision v1 schema, verbatim (seed 000, structured orchestration)."""
+    data = resources.files("jurat.judges").joinpath("arcv_judge_decision_v1.schema.json")
+    loaded: dict[str, Any] = json.loads(data.read_text("utf-8"))
+    return loaded
+
+
+@cache
+def _validator(name: str) -> Validator:
+    from jsonschema import Draft202012Validator
+
+    schema = arcv_schema() if name == "arcv" else CRITERION_SCHEMA
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _schema_check(name: str, value: Any) -> None:
+    validator = _validator(name)
+    if validator.is_valid(value):
+        return
+    from jsonschema.exceptions import best_match
+
+    error = best_match(validator.iter_errors(value))
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    raise JudgeOutputError(f"{where}: {error.message}", kind="schema_violation")
+
+
+# -- semantic rules (seed 000: "the service must compare artifact_sha256 ...") ---------------
+
+
+def hard_gates_pass(gates: Sequence[GateOutcome], hard_gates: Sequence[str]) -> bool:
+    """Whether every hard gate (listed or marked required) has outcome ``pass``."""
+    required = set(hard_gates) | {g.id for g in gates if g.required}
+    outcomes = {g.id: g.outcome for g in gates}
+    return all(outcomes.get(gate) == "pass" for gate in required)
+
+
+def _check_digest(answer: dict[str, Any], artifact_sha256: str) -> None:
+    """Seed 000: compare artifact_sha256 with the service's own digest."""
+    if answer["artifact_sha256"] != artifact_sha256:
+        raise JudgeOutputError(
+            f"artifact_sha256 {answer['artifact_sha256']} is not {artifact_sha256}",
+            kind="digest_mismatch",
+        )
+
+
+def _check_evidence(answer: dict[str, Any], bundle_size: int) -> None:
+    """Seed 000: every cited evidence index must exist in the server-provided bundle."""
+    missing = [i for i in answer["evidence_indices"] if i >= bundle_size]
+    if missing:
+        raise JudgeOutputError(
+            f"evidence indices {missing} outside the bundle of {bundle_size} items",
+            kind="bad_evidence_index",
+        )
+
+
+def _check_gates(answer: dict[str, Any], gates_ok: bool) -> None:
+    """Seed 000: a model cannot override a failed required gate; its hard_gates_pass is ignored."""
+    if answer["disposition"] == "accept" and not gates_ok:
+        raise JudgeOutputError(
+            "accept although a required deterministic gate did not pass",
+            kind="accept_with_failed_gates",
+        )
+
+
+def _check_single_preference(answer: dict[str, Any]) -> None:
+    """A single-artifact rubric presents one candidate, A: B and tie are not answers to it."""
+    if answer["preference"] not in ("A", "abstain"):
+        raise JudgeOutputError(
+            f"preference {answer['preference']!r} for a single candidate (use A or abstain)",
+            kind="bad_preference",
+        )
+
+
+def _equivalence(text: str) -> dict[str, Any]:
+    """Seed 002 §4: DECISION / REASON / NUMERIC_A / NUMERIC_B, one per line, nothing else."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_ANSWER_BYTES:
+        raise JudgeOutputError("answer exceeds the size limit", kind="oversized")
+    if text.lstrip().startswith("{"):
+        data = strict_loads(text)
+        lines = {k.upper(): v for k, v in data.items()} if isinstance(data, dict) else {}
+        if set(lines) != set(_EQUIVALENCE_KEYS) or not all(
+            v is None or isinstance(v, str | int | float) for v in lines.values()
+        ):
+            raise JudgeOutputError("JSON answer needs exactly the four fields", kind="malformed_output")
+        fields = {k: None if v is None else str(v) for k, v in lines.items()}
+    else:
+        fields = {}
+        for raw in text.strip().splitlines():
+            match = _LINE.match(raw.strip())
+            if raw.strip() == "":
+                continue
+            if match is None or match.group(1) not in _EQUIVALENCE_KEYS:
+                raise JudgeOutputError(f"unexpected line {raw[:80]!r}", kind="malformed_output")
+            if match.group(1) in fields:
+                raise JudgeOutputError(f"duplicate field {match.group(1)}", kind="malformed_output")
+            fields[match.group(1)] = match.group(2)
+        if set(fields) != set(_EQUIVALENCE_KEYS):
+            missing = sorted(set(_EQUIVALENCE_KEYS) - set(fields))
+            raise JudgeOutputError(f"missing fields {missing}", kind="malformed_output")
+    decision = fields["DECISION"]
+    if decision not in _DECISIONS:
+        raise JudgeOutputError(f"unknown DECISION {decision!r}", kind="malformed_output")
+
+    def number(value: str | None) -> str | None:
+        return None if value is None or value.upper() in ("NULL", "") else value
+
+    return {
+        "decision": decision,
+        "reason": fields["REASON"] or "",
+        "numeric_a": number(fields["NUMERIC_A"]),
+        "numeric_b": number(fields["NUMERIC_B"]),
+    }
+
+
+def validate_answer(
+    kind: str,
+    text: str,
+    *,
+    artifact_sha256: str,
+    bundle_size: int,
+    gates: Sequence[GateOutcome] = (),
+    hard_gates: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Parse and validate one answer of ``kind``; return it exactly as the judge gave it.
+
+    Kinds: ``rubric`` and ``pairwise`` (ARCV Judge Decision v1), ``criterion`` (alias
+    ``criteria``; the binary answer) and ``equivalence`` (seed 002's line format or the same
+    four fields as JSON). Raises JudgeOutputError with the named kind.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"unknown answer kind {kind!r}; use one of {sorted(_KINDS)}")
+    if kind == "equivalence":
+        return _equivalence(text)
+    answer = strict_loads(text)
+    if kind in ("criterion", "criteria"):
+        _schema_check("criterion", answer)
+        return dict(answer)
+    _schema_check("arcv", answer)
+    _check_digest(answer, artifact_sha256)
+    _check_evidence(answer, bundle_size)
+    _check_gates(answer, hard_gates_pass(gates, hard_gates))
+    if kind == "rubric":
+        _check_single_preference(answer)
+    return dict(answer)
+
+
+def interpret(
+    raw: RawResponse,
+    kind: str,
+    *,
+    artifact_sha256: str,
+    bundle_size: int,
+    gates: Sequence[GateOutcome] = (),
+    hard_gates: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Turn a provider response into a validated answer, or raise with the named kind.
+
+    Envelope problems come first: a refusal is ``refused`` even if text came with it, and a
+    response cut at the token limit is ``truncated`` even if it happens to parse.
+    """
+    if raw.envelope_error is not None:
+        raise JudgeOutputError("the provider's envelope was unusable", kind=raw.envelope_error)
+    if raw.refusal or raw.finish in ("refusal", "content_filter"):
+        raise JudgeOutputError(f"the model refused: {(raw.refusal or '')[:200]}", kind="refused")
+    if raw.finish in ("length", "max_tokens"):
+        raise JudgeOutputError("the answer was cut at the token limit", kind="truncated")
+    if raw.text is None or not raw.text.strip():
+        raise JudgeOutputError("no answer text", kind="empty_response")
+    return validate_answer(
+        kind,
+        raw.text,
+        artifact_sha256=artifact_sha256,
+        bundle_size=bundle_size,
+        gates=gates,
+        hard_gates=hard_gates,
+    )

@@ -1,0 +1,78 @@
+"""Markup helpers and the stylesheet of the HTML report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+
+def cell(inner: str, cls: str | None = None) -> str:
+    """A table cell; ``inner`` is markup the caller has already escaped."""
+    return f'<td class="{escape(cls)}">{inner}</td>' if cls else f"<td>{inner}</td>"
+
+
+def table(
+    table_id: str | None, head: Sequence[str], rows: Sequence[str], cls: str | None = None
+) -> str:
+    """A table with an escaped header row and pre-rendered body rows."""
+    attrs = (f' id="{escape(table_id)}"' if table_id else "") + (
+        f' class="{escape(cls)}"' if cls else ""
+    )
+    header = "".join(f'<th scope="col">{escape(h)}</th>' for h in head)
+    return f"<table{attrs}><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+# System fonts only: the page must render identically with no network.
+CSS = """
+:root { --good: #1a7f37; --bad: #c62828; --hold: #b26a00; --ink: #1f2328; --muted: #59636e;
+  --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1200px; padding: 24px; color: var(--ink); background: var(--bg);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+h1 { font-size: 24px; margin: 0 0 8px; }
+h2 { font-size: 18px; margin: 32px 0 8px; border-bottom: 1px solid var(--line);
+  padding-bottom: 4px; }
+p.summary { font-size: 15px; margin: 4px 0; }
+p.note { color: var(--muted); margin: 4px 0 12px; max-width: 75em; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0 16px; }
+th, td { text-align: left; vertical-align: top; padding: 5px 8px;
+  border-bottom: 1px solid var(--line); }
+th { background: var(--band); font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.votes-row > td { padding: 0 8px 6px 24px; border-bottom: 2px solid var(--line); }
+tr.decision > td { border-bottom: none; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600;
+  color: #fff; background: var(--muted); }
+.tone-good .badge { background: var(--good); }
+.tone-bad .badge { background: var(--bad); }
+.tone-hold .badge { background: var(--hold); }
+.tag { font-size: 11px; color: var(--muted); border: 1px solid var(--line); border-radius: 8px;
+  padding: 0 5px; }
+.ci { display: block; font-size: 11px; color: var(--muted); }
+details.votes > summary { cursor: pointer; color: var(--muted); font-size: 13px; }
+details.votes[open] > summary { margin-bottom: 6px; }
+details table { font-size: 12.5px; width: auto; min-width: 60%; }
+p.meta { color: var(--muted); font-size: 12px; margin: 2px 0 6px; overflow-wrap: anywhere; }
+ul.reasons { margin: 4px 0 8px; padding-left: 20px; }
+tr.errored td { background: #fff4f4; }
+.error { color: var(--bad); font-weight: 600; }
+.explanation { color: var(--muted); font-size: 12px; max-width: 60em; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+td.verdicts { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11.5px; }
+tr.gate-block td, tr.gate-fail td { color: var(--bad); }
+tr.gate-warn td { color: var(--hold); }
+code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5px; }
+code.verify { background: var(--band); padding: 2px 6px; border-radius: 4px;
+  overflow-wrap: anywhere; }
+div.grid { display: flex; flex-wrap: wrap; gap: 12px; }
+svg.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px;
+  max-width: 100%; height: auto; }
+svg.chart text { font-size: 11px; fill: var(--ink); }
+svg.chart text.chart-title { font-size: 13px; font-weight: 600; }
+svg.chart text.tick, svg.chart text.axis-label { fill: var(--muted); }
+svg.chart line.grid { stroke: #e5e8eb; stroke-width: 1; }
+svg.chart line.reference { stroke: #d55e00; stroke-width: 1.2; stroke-dasharray: 5 3; }
+svg.chart polyline.series { fill: none; stroke-width: 1.8; stroke-opacity: 0.75;
+  stroke-linejoin: round; }
+svg.chart rect.track { fill: #eef1f4; }
+"""
