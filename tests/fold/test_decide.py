@@ -183,3 +183,17 @@ def test_unknown_rule_is_refused() -> None:
 
     with pytest.raises(FoldInputError, match="fold_rule"):
         decide(policy(), gates(), [], rule="jurat.fold/v0")
+
+
+def test_split_vote_is_escalated_whatever_the_hash_seed() -> None:
+    p = policy(judges=2, tier=RiskTier(votes=2, min_agreement=0.5))
+    d = decide(p, gates(), rubric_votes([[GOOD] * 5, [BAD] * 5]))
+    assert d.disposition == "escalate" and "no majority" in d.reasons[0]
+
+
+def test_answer_without_scores_is_a_fold_input_error() -> None:
+    from jurat.errors import FoldInputError
+
+    broken = {k: v for k, v in GOOD.items() if k != "scores"}
+    with pytest.raises(FoldInputError, match="scores"):
+        decide(policy(), gates(), rubric_votes([[broken] * 5] * 3))

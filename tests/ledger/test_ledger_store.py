@@ -24,6 +24,7 @@ from jurat.ledger import (
     verify_consistency,
     verify_entry_proof,
     verify_inclusion,
+    verify_receipt_inclusion,
 )
 from jurat.ledger._entry import hashed_bytes
 
@@ -311,3 +312,32 @@ def test_checkpoints_keep_one_log_identity(
         with pytest.raises(LedgerError, match="same log key"):
             ledger.checkpoint(other)
         assert len(ledger.checkpoints()) == 1
+
+
+def test_receipt_inclusion_for_jurat_verify(
+    target: Target, signer: LogSigner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    with target.open() as ledger:
+        ledger.append("job_received", "job-1", {})
+        _receipt(ledger, "job-1", b'{"bundle": 1}')
+        ledger.checkpoint(signer)
+        proof = tmp_path / "c1.proof.json"
+        proof.write_text(ledger.prove_entry(1).model_dump_json(indent=2))
+        cp = tmp_path / "cp"
+        cp.write_text(target.checkpoint_path.read_text())
+        detail = verify_receipt_inclusion(
+            b'{"bundle": 1}', proof, cp, public_key=signer.verifier_key()
+        )
+        assert "entry 1 (review version 1)" in detail and "signature checked" in detail
+        assert "NOT checked" in verify_receipt_inclusion(b'{"bundle": 1}', proof, cp)
+        with pytest.raises(TamperError, match="not this receipt"):
+            verify_receipt_inclusion(b'{"bundle": 2}', proof, cp, public_key=signer.public_key)
+        ledger.append("decision", "job-2", {})
+        ledger.checkpoint(signer)
+        with pytest.raises(TamperError, match="jurat log prove"):
+            verify_receipt_inclusion(
+                b'{"bundle": 1}', proof, target.checkpoint_path, public_key=signer.public_key
+            )
+        with pytest.raises(LedgerError, match="cannot read"):
+            verify_receipt_inclusion(b"", tmp_path / "absent.json", cp)

@@ -336,12 +336,14 @@ def test_flipping_any_byte_of_an_entry_in_the_sqlite_file_is_caught(tmp_path: Pa
         step = 1 if name == "payload" else 7
         for start in starts:
             for offset in range(0, len(value), step):
-                damaged = bytearray(pristine)
-                damaged[start + offset] ^= 0x01
-                db.write_bytes(bytes(damaged))
-                with target.open() as ledger, pytest.raises(TamperError):
-                    ledger.verify()
-                checked += 1
+                # 0x01 keeps the text valid UTF-8; 0x80 makes it invalid.
+                for mask in (0x01, 0x80) if offset % 3 == 0 else (0x01,):
+                    damaged = bytearray(pristine)
+                    damaged[start + offset] ^= mask
+                    db.write_bytes(bytes(damaged))
+                    with target.open() as ledger, pytest.raises(TamperError):
+                        ledger.verify()
+                    checked += 1
     db.write_bytes(pristine)
     with target.open() as ledger:
         assert ledger.verify().tree_size == 10

@@ -52,7 +52,7 @@ def test_keygen_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "jurat.key" in out and "0600" in out and "key hint" in out
     assert keygen_main(tmp_path) == 3
-    assert "refusing to overwrite" in capsys.readouterr().out
+    assert "refusing to overwrite" in capsys.readouterr().err
 
 
 def test_hint_is_base64_sha256_of_der(tmp_path: Path) -> None:

@@ -328,7 +328,7 @@ def test_step_8_inclusion_hook(
     checkpoint.write_text("{}")
     assert verify_main(receipt_file, pub_path, checkpoint) == 1  # asked for, but no proof
     assert "no inclusion proof" in capsys.readouterr().out
-    proof = receipt_file.with_name("c1.proof.json")
+    proof = receipt_file.with_name("c1.sigstore.json.proof.json")
     proof.write_text("{}")
     seen: list[tuple[bytes, Path, Path]] = []
 
@@ -345,6 +345,26 @@ def test_step_8_inclusion_hook(
 
     assert verify_main(receipt_file, pub_path, checkpoint, inclusion=broken) == 1
     assert "root mismatch" in capsys.readouterr().out
+    # By default the ledger's check runs: this "{}" proof is refused, and step 8 fails.
+    assert verify_main(receipt_file, pub_path, checkpoint) == 1
+    assert "8. FAIL" in capsys.readouterr().out
+
+
+def test_step_8_without_a_ledger_check_fails_with_a_message(
+    receipt_file: Path,
+    pub_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import jurat.ledger
+
+    monkeypatch.delattr(jurat.ledger, "verify_receipt_inclusion", raising=False)
+    checkpoint = tmp_path / "checkpoint.json"
+    checkpoint.write_text("{}")
+    receipt_file.with_name(receipt_file.name + ".proof.json").write_text("{}")
+    assert verify_main(receipt_file, pub_path, checkpoint) == 1
+    assert "verify_receipt_inclusion" in capsys.readouterr().out
 
 
 def test_a_tampered_receipt_file_exits_nonzero(

@@ -1,1 +1,66 @@
-"""Deterministic code checks and the sandbox."""
+"""Deterministic code checks and the bubblewrap sandbox (seed 000, "Code correctness pipeline").
+
+``run_checks`` parses the candidate, applies the versioned import policy,
+lints it with the pinned ruff, runs the campaign's pytest files inside
+bubblewrap, measures coverage, complexity, property tests and (optionally)
+mutation sensitivity, and returns one gate outcome per step plus the
+evidence items a judge cites by index. A failed required gate is a veto.
+"""
+
+from jurat.checks._cli import check_main, parse_limits
+from jurat.checks._complexity import CFG_POLICY, function_complexity
+from jurat.checks._humaneval import humaneval_to_files, load_humaneval
+from jurat.checks._lint import rule_set_id
+from jurat.checks._models import (
+    CaseResult,
+    CheckReport,
+    CoverageStats,
+    Finding,
+    FunctionComplexity,
+    MutantResult,
+    RunOutcome,
+    SandboxRun,
+)
+from jurat.checks._mutation import MUTATION_OPERATORS, Mutant, mutants
+from jurat.checks._pipeline import (
+    DEFAULT_HARD_GATES,
+    GATE_IDS,
+    cores,
+    run_checks,
+    run_checks_async,
+    tool_versions,
+)
+from jurat.checks._policy import IMPORT_POLICIES, ImportPolicy, inspect_operations
+from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
+
+__all__ = [
+    "CFG_POLICY",
+    "DEFAULT_HARD_GATES",
+    "GATE_IDS",
+    "IMPORT_POLICIES",
+    "MUTATION_OPERATORS",
+    "SANDBOX_PROTOCOL",
+    "CaseResult",
+    "CheckReport",
+    "CoverageStats",
+    "Finding",
+    "FunctionComplexity",
+    "ImportPolicy",
+    "Mutant",
+    "MutantResult",
+    "RunOutcome",
+    "SandboxRun",
+    "check_main",
+    "cores",
+    "function_complexity",
+    "humaneval_to_files",
+    "inspect_operations",
+    "load_humaneval",
+    "mutants",
+    "parse_limits",
+    "rule_set_id",
+    "run_checks",
+    "run_checks_async",
+    "run_tests",
+    "tool_versions",
+]

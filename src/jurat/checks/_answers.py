@@ -93,7 +93,8 @@ class Extracted(Frozen):
     percent: bool = False
     """Whether it was written as a percentage (``value`` is then divided by 100)."""
     decimals: int | None = None
-    """Digits after the decimal point as written; ``None`` for integers and fractions."""
+    """Written precision: the last written digit is worth ``10**-decimals`` (2 for "3.50", -2
+    for "2e2"); ``None`` for exact integers and fractions."""
     units: str = ""
     """Trailing unit words, lower-cased and singularised (``"egg"``), empty if none."""
     currency: str = ""
@@ -330,7 +331,7 @@ def _extract(text: str) -> _Answer | str:
     for span in found:
         read = reads.get((span.text, span.anchor)) or _read_span(span.text, span.anchor)
         if isinstance(read, str):
-            return f"{span.anchor} answer {_clip(span.text)!r}: {read}"
+            return f"{_ANCHOR_NAMES[span.anchor]} {_clip(span.text)!r}: {read}"
         reads[(span.text, span.anchor)] = read
         answers.append(read)
     first = answers[0]
@@ -345,6 +346,15 @@ def _extract(text: str) -> _Answer | str:
         return "numbers follow the final answer (it may have been revised)"
     # The last-written anchor carries the reported span; all agree on the value anyway.
     return max(zip(found, answers, strict=True), key=lambda p: p[0].end)[1]
+
+
+_ANCHOR_NAMES: dict[Anchor, str] = {
+    "boxed": "the \\boxed{} answer",
+    "####": "the #### line",
+    "A:": "the A: line",
+    "answer": "the 'answer' phrase",
+    "bare": "the bare answer",
+}
 
 
 def extract_final_answer(text: str) -> Extracted | None:
@@ -406,7 +416,12 @@ _NOT_UNITS = frozenset(
     quarters fourth fourths fifth fifths tenth tenths hundredth hundredths thousandth
     thousandths point and or to plus minus times over divided multiplied by than more less
     fewer not no approximately approx about around roughly nearly almost least most squared
-    cubed factorial power time halve th st nd rd am pm pi e i x y n k m b""".split()
+    cubed factorial power time halve th st nd rd am pm pi e i x y n k m b
+    is are was were be been isn't aren't wasn't weren't yes wrong incorrect correct right true
+    false maybe perhaps probably possibly likely unlikely guess think if but so because since
+    which that the an it its this these those there here we you he she they me my our your
+    his her their what who how why when where do does did can could would should will may
+    might must have has had except only""".split()
 )
 _PERCENT_WORDS = frozenset({"percent", "percentage", "pct", "per-cent"})
 
@@ -435,7 +450,7 @@ def _singular(word: str) -> str:
 
 
 def _decimal_fraction(token: str) -> tuple[Fraction, int | None] | str:
-    """Exact value of a decimal token and its written decimals (None for an integer)."""
+    """Exact value of a decimal token and its written precision (None for an integer)."""
     digits = sum(c.isdigit() for c in token.split("e")[0].split("E")[0])
     if digits > MAX_DIGITS:
         return f"more than {MAX_DIGITS} digits"
@@ -447,10 +462,10 @@ def _decimal_fraction(token: str) -> tuple[Fraction, int | None] | str:
         value = Fraction(Decimal(mantissa.replace(",", ""))) * Fraction(10) ** exponent
     except (InvalidOperation, ValueError):
         return "not a number"
-    frac_digits = len(mantissa.partition(".")[2])
-    if "." not in mantissa and exponent >= 0:
+    if "." not in mantissa and not exp_text:
         return value, None
-    return value, max(0, frac_digits - exponent)
+    # "2.0e2" is written to the nearest ten: scientific notation states its precision.
+    return value, len(mantissa.partition(".")[2]) - exponent
 
 
 def _read_span(raw: str, anchor: Anchor) -> _Answer | str:
@@ -656,7 +671,7 @@ def _near(x: _Answer, y: _Answer, xv: Fraction, yv: Fraction) -> bool:
     """Whether one written decimal may be a rounding or truncation of the other value."""
     for this, tv, ov in ((x, xv, yv), (y, yv, xv)):
         d = this.extracted.decimals
-        if d is not None and abs(tv - ov) < Fraction(1, 10**d):
+        if d is not None and abs(tv - ov) < Fraction(10) ** -d:
             return True
     return False
 
@@ -680,10 +695,10 @@ def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
         )
 
     if isinstance(ra, str) or isinstance(rb, str):
-        reasons = [f"{side}: {r}" for side, r in (("A", ra), ("B", rb)) if isinstance(r, str)]
+        reasons = [f"{side}: {r}" for side, r in (("a", ra), ("b", rb)) if isinstance(r, str)]
         return open_("no-final-answer", "; ".join(reasons))
     assert ea is not None and eb is not None  # narrowed above; for the type checker
-    shown = f"A {ea.text!r} = {ea.value}, B {eb.text!r} = {eb.value}"
+    shown = f"a {ea.text!r} = {ea.value}, b {eb.text!r} = {eb.value}"
     if (ea.units and eb.units and ea.units != eb.units) or (
         ea.currency and eb.currency and ea.currency != eb.currency
     ):

@@ -30,7 +30,9 @@ same M as radon; radon counts those blocks as decisions, the graph does not.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from radon.complexity import cc_visit_ast
 
@@ -173,7 +175,7 @@ def _match(g: _Graph, stmt: ast.Match, preds: list[int]) -> list[int]:
     return outs if wildcard else outs + [head]
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[ast.stmt], Callable[[_Graph, Any, list[int]], list[int]]] = {
     ast.If: _if,
     ast.For: _loop,
     ast.AsyncFor: _loop,

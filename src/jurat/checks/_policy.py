@@ -36,6 +36,7 @@ class ImportPolicy(Frozen):
     """Attribute names used to escape to interpreter internals (``__subclasses__``...)."""
 
 
+# fmt: off
 _V1 = ImportPolicy(
     id="jurat.imports/v1",
     denied_modules=(
@@ -46,11 +47,11 @@ _V1 = ImportPolicy(
         "imaplib", "telnetlib", "xmlrpc", "webbrowser", "requests", "httpx", "aiohttp",
         "_pytest", "pytest", "pluggy", "coverage", "posix", "_thread", "faulthandler",
         "pdb", "bdb", "sys.monitoring",
-    ),  # fmt: skip
+    ),
     warned_modules=(
         "threading", "concurrent", "asyncio", "shutil", "pickle", "marshal", "shelve",
         "atexit", "tempfile", "sysconfig", "platform", "getpass", "pwd", "grp",
-    ),  # fmt: skip
+    ),
     denied_names=(
         "os.system", "os.popen", "os.exec*", "os.spawn*", "os.posix_spawn*", "os.fork*",
         "os.kill*", "os._exit", "os.abort", "os.setsid", "os.setpgid", "os.setpgrp",
@@ -59,20 +60,21 @@ _V1 = ImportPolicy(
         "os.memfd_create", "os.pidfd_open", "sys._getframe", "sys.settrace", "sys.setprofile",
         "sys.addaudithook", "sys.modules", "shutil.rmtree", "eval", "exec", "compile",
         "__import__", "breakpoint",
-    ),  # fmt: skip
+    ),
     warned_names=(
         "os.environ", "os.getenv", "os.environb", "os.chmod", "os.rename", "os.replace",
         "os.chdir", "os.walk", "os.listdir", "os.scandir", "sys.exit", "sys.setrecursionlimit",
         "sys.stdout", "sys.stderr", "shutil.move", "open", "input", "globals", "locals",
         "vars", "setattr", "delattr", "exit", "quit",
-    ),  # fmt: skip
+    ),
     denied_attributes=(
         "__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__", "__mro__",
         "__bases__", "__base__", "__loader__", "__spec__", "f_globals", "f_locals", "f_back",
         "f_builtins", "f_code", "gi_frame", "gi_code", "cr_frame", "ag_frame", "tb_frame",
         "tb_next", "co_code",
-    ),  # fmt: skip
+    ),
 )
+# fmt: on
 
 IMPORT_POLICIES: dict[str, ImportPolicy] = {_V1.id: _V1}
 """Every known policy by id; a new list gets a new id, old ids never change."""
@@ -185,9 +187,7 @@ class _Inspector(ast.NodeVisitor):
             attr = node.args[1] if len(node.args) > 1 else None
             if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
                 if attr.value in self.policy.denied_attributes or attr.value == "__builtins__":
-                    self._add(
-                        node, "JI003", "deny", attr.value, f"{func.id}() of {attr.value!r}"
-                    )
+                    self._add(node, "JI003", "deny", attr.value, f"{func.id}() of {attr.value!r}")
             elif attr is not None:
                 self._add(
                     node, "JW103", "warn", func.id, f"{func.id}() with a computed attribute name"

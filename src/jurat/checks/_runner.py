@@ -80,6 +80,15 @@ _GUARDED_MODULES = (
     "random",
     "__main__",
 )
+_GUARDED_HOOKS = (
+    "pytest_runtest_protocol",
+    "pytest_runtest_setup",
+    "pytest_runtest_call",
+    "pytest_runtest_teardown",
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_pyfunc_call",
+)
 
 
 # --------------------------------------------------------------------------- supervisor
@@ -354,6 +363,9 @@ class _Guard:
 
     def __init__(self) -> None:
         self._snapshot: dict[str, dict[str, int]] = {}
+        self._manager: Any = None
+        self._plugins: frozenset[int] = frozenset()
+        self._hooks: dict[str, list[int]] = {}
 
     @staticmethod
     def _names() -> list[str]:
@@ -361,7 +373,14 @@ class _Guard:
         names += [n for n in list(sys.modules) if n.split(".")[0] in _GUARDED_PREFIXES]
         return sorted(set(names))
 
-    def take(self) -> None:
+    def _hook_impls(self) -> dict[str, list[int]]:
+        hooks = self._manager.hook
+        return {
+            name: [id(impl) for impl in getattr(hooks, name).get_hookimpls()]
+            for name in _GUARDED_HOOKS
+        }
+
+    def take(self, manager: Any) -> None:
         snap: dict[str, dict[str, int]] = {"sys.modules": {}}
         for name in self._names():
             module = sys.modules[name]
@@ -374,9 +393,16 @@ class _Guard:
                 if isinstance(value, type) and value.__module__ == name:
                     snap[f"{name}:{attr}"] = {k: id(v) for k, v in list(vars(value).items())}
         self._snapshot = snap
+        self._manager = manager
+        self._plugins = frozenset(id(p) for p in manager.get_plugins())
+        self._hooks = self._hook_impls()
 
     def broken(self) -> str | None:
         """The first guarded name whose object changed, or None."""
+        if frozenset(id(p) for p in self._manager.get_plugins()) != self._plugins:
+            return "the set of registered pytest plugins changed"
+        if self._hook_impls() != self._hooks:
+            return "pytest hook implementations changed"
         missing = object()
         for owner, members in self._snapshot.items():
             container = self._container(owner)
@@ -447,7 +473,7 @@ def _run_pytest(config: dict[str, Any], emitter: _Emitter) -> None:
     if config["hypothesis"]:
         _hypothesis_profile()
     guard = _Guard()
-    plugin = _make_plugin(pytest, emitter, guard)
+    plugin = _make_plugin(emitter, guard)
     args = ["-s", "--disable-plugin-autoload", "-c", os.devnull, "--rootdir", WORKDIR]
     for name in _DISABLED_PLUGINS:
         args += ["-p", f"no:{name}"]
@@ -498,15 +524,18 @@ def _coverage_summary(cov: Any, module: str) -> dict[str, Any]:
     }
 
 
-def _make_plugin(pytest: Any, emitter: _Emitter, guard: _Guard) -> object:
+def _make_plugin(emitter: _Emitter, guard: _Guard) -> object:
+    import pytest
+
     skip_exceptions = (pytest.skip.Exception, pytest.xfail.Exception)
 
     class JuratPlugin:
         """Streams collection and per-phase results; checks the guard after each test."""
 
-        def pytest_sessionstart(self, session: Any) -> None:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_collection(self, session: Any) -> None:
             # Taken before collection, i.e. before any candidate code is imported.
-            guard.take()
+            guard.take(session.config.pluginmanager)
 
         def pytest_collectreport(self, report: Any) -> None:
             if report.failed:

@@ -273,9 +273,7 @@ def _read_result(fd: int, nonce: str) -> tuple[bool, dict[str, Any] | None]:
             result = json.loads(line)
         except ValueError:
             continue
-        if isinstance(result, dict) and hmac.compare_digest(
-            str(result.get("nonce", "")), nonce
-        ):
+        if isinstance(result, dict) and hmac.compare_digest(str(result.get("nonce", "")), nonce):
             return started, result
     return started, None
 

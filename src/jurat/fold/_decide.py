@@ -103,12 +103,14 @@ def _share(top: int, n: int) -> str:
 def _judge_scores(policy: Policy, slots: Sequence[Vote | None]) -> dict[str, Fraction]:
     assert policy.rubric is not None
     out = {}
+    answers = [v.answer for v in slots if v is not None and _valid(v) and v.answer is not None]
     for c in policy.rubric.criteria:
-        values = [
-            exact(v.answer["scores"][c.id], f"scores.{c.id}")
-            for v in slots
-            if v is not None and _valid(v) and v.answer is not None
-        ]
+        values = []
+        for answer in answers:
+            scores = answer.get("scores")
+            if not isinstance(scores, dict) or c.id not in scores:
+                raise FoldInputError(f"votes.answer.scores.{c.id}", "missing from a valid vote")
+            values.append(exact(scores[c.id], f"scores.{c.id}"))
         out[c.id] = median(values)
     return out
 
@@ -215,8 +217,13 @@ def _tier_disposition(
     """Seed 000 risk tiers: too few independent votes or too little agreement escalates."""
     if n < tier_votes:
         return "escalate", [f"too few independent votes: {n} of {tier_votes} required"]
-    top_label = max(set(labels), key=labels.count)
-    top = labels.count(top_label)
+    counts = {label: labels.count(label) for label in sorted(set(labels))}
+    top = max(counts.values())
+    leaders = [label for label, c in counts.items() if c == top]
+    if len(leaders) > 1:
+        # A tie has no majority; picking one would depend on iteration order.
+        return "escalate", [f"no majority among {n} independent votes ({counts})"]
+    top_label = leaders[0]
     if not meets(top, n, min_agreement):
         return "escalate", [f"agreement {top}/{n} below the tier minimum {min_agreement:.4g}"]
     if panel_label is not None and top_label != panel_label:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -23,7 +24,16 @@ def exact(value: float | int | Fraction, field: str) -> Fraction:
 
 
 def check_weights(weights: Mapping[str, float]) -> dict[str, Fraction]:
-    """Weights are non-negative and sum to 1."""
+    """Weights are non-negative and sum to 1 (cached: verification folds many votes)."""
+    return dict(_checked(tuple(weights.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _checked(items: tuple[tuple[str, float], ...]) -> tuple[tuple[str, Fraction], ...]:
+    return tuple(_check_weights(dict(items)).items())
+
+
+def _check_weights(weights: Mapping[str, float]) -> dict[str, Fraction]:
     if not weights:
         raise FoldInputError("weights", "no criteria; a rubric needs at least one weight")
     out = {}

@@ -26,6 +26,7 @@ __all__ = [
     "EQUIVALENCE_TEMPLATE",
     "PAIRWISE_TEMPLATE",
     "TEMPLATES",
+    "TEMPLATE_FOR_KIND",
     "render_criterion",
     "render_decision",
     "render_equivalence",
@@ -131,6 +132,14 @@ DECISION: EQUIVALENT | DIFFERENT | ABSTAIN
 REASON: <one short sentence>
 NUMERIC_A: <extracted number or NULL>
 NUMERIC_B: <extracted number or NULL>"""
+
+#: The prompt id@version each campaign kind uses.
+TEMPLATE_FOR_KIND = {
+    "rubric": "jurat/judge-decision@1",
+    "pairwise": "jurat/pairwise-decision@1",
+    "criteria": "jurat/binary-criterion@1",
+    "equivalence": "invariance-checker/judge/v1@1",
+}
 
 #: Every template's text by id@version, for audits and the changed-text test.
 TEMPLATES: dict[str, tuple[str, ...]] = {

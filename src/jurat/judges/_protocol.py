@@ -93,11 +93,22 @@ class RawResponse(Frozen):
     """Transport attempts it took (``complete_text``)."""
 
 
-class RetryableTransportError(TransportError):
-    """A transport failure with the server's requested wait (Retry-After), if any."""
+class TransportFailure(TransportError):
+    """A call that produced no answer, with what the server said about it.
 
-    def __init__(self, message: str, *, kind: str, retry_after: float | None = None) -> None:
+    Whether it is retried depends only on ``kind`` (``RETRYABLE_KINDS``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message, kind=kind)
+        self.status = status
         self.retry_after = retry_after
 
 

@@ -16,14 +16,8 @@ from typing import Any
 from pydantic import Field
 
 from jurat.canonical import sha256_digest
-from jurat.errors import ConfigError, JudgeOutputError, TransportError
-from jurat.judges._protocol import (
-    RETRYABLE_KINDS,
-    CallKind,
-    JudgeCall,
-    RawResponse,
-    RetryableTransportError,
-)
+from jurat.errors import ConfigError, JudgeOutputError
+from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
 from jurat.models import Frozen, JudgeConfig
 
 __all__ = ["ReplayJudge", "ReplayRecord", "ReplayRecorder", "execution_key"]
@@ -148,7 +142,5 @@ class ReplayJudge:
         if record is None:
             raise JudgeOutputError(f"no recorded response for {key}", kind="replay_missing")
         if record.error is not None:
-            if record.error in RETRYABLE_KINDS:
-                raise RetryableTransportError("recorded transport failure", kind=record.error)
-            raise TransportError("recorded transport failure", kind=record.error)
+            raise TransportFailure("recorded transport failure", kind=record.error)
         return record.response()

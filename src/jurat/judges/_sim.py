@@ -29,7 +29,7 @@ import hashlib
 
 from jurat.errors import ConfigError
 from jurat.judges._answers import criterion_text, decision_text, equivalence_text, local
-from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, RetryableTransportError
+from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
 from jurat.models import Artifact, JudgeConfig
 
 __all__ = ["SIM_LABELS", "SimJudge", "sim_label", "sim_truth"]
@@ -125,7 +125,7 @@ class SimJudge:
             return local(f"sim output {_uniforms('text', config.seed, item)[0]:.6f}", self._model)
         error_draw = _uniforms("attempt", config.seed, item, call.criterion, call.sample, call.attempt)
         if error_draw[0] < config.error_rate:
-            raise RetryableTransportError("simulated transport failure", kind="http_5xx")
+            raise TransportFailure("simulated transport failure", kind="http_5xx")
         kind = call.kind
         label = sim_label(
             config, item, call.criterion, call.sample, kind, sim_truth(call.artifact, kind, call.criterion)

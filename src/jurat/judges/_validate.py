@@ -25,7 +25,9 @@ __all__ = [
     "ARCV_SCHEMA_ID",
     "CRITERION_SCHEMA",
     "CRITERION_SCHEMA_ID",
+    "EQUIVALENCE_FORMAT_ID",
     "MAX_ANSWER_BYTES",
+    "SCHEMA_FOR_KIND",
     "arcv_schema",
     "hard_gates_pass",
     "interpret",
@@ -36,6 +38,15 @@ __all__ = [
 #: Schema ids recorded with every judge config.
 ARCV_SCHEMA_ID = "arcv-judge-decision/v1"
 CRITERION_SCHEMA_ID = "jurat-binary-criterion/v1"
+EQUIVALENCE_FORMAT_ID = "invariance-checker/judge/v1#lines"
+
+#: The answer schema id each campaign kind uses.
+SCHEMA_FOR_KIND = {
+    "rubric": ARCV_SCHEMA_ID,
+    "pairwise": ARCV_SCHEMA_ID,
+    "criteria": CRITERION_SCHEMA_ID,
+    "equivalence": EQUIVALENCE_FORMAT_ID,
+}
 
 #: An answer larger than this is refused before parsing (a judge answer is a few hundred bytes).
 MAX_ANSWER_BYTES = 64 * 1024

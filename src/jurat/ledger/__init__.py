@@ -40,7 +40,7 @@ from jurat.ledger._note import (
     parse_checkpoint,
 )
 from jurat.ledger._store import Ledger, open_ledger
-from jurat.ledger._verify import verify_entry_proof
+from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
 
 __all__ = [
     "ENTRY_KINDS",
@@ -67,4 +67,5 @@ __all__ = [
     "verify_consistency",
     "verify_entry_proof",
     "verify_inclusion",
+    "verify_receipt_inclusion",
 ]

@@ -239,6 +239,10 @@ def _sqlite_engine(url: URL) -> Engine:
         # Take transactions away from the sqlite3 module so that BEGIN is
         # emitted by us, with the locking mode we choose.
         dbapi_conn.isolation_level = None
+        # Bytes edited into a TEXT column need not be UTF-8; decoding them
+        # leniently lets the hash checks name the entry instead of the
+        # driver failing the whole read.
+        dbapi_conn.text_factory = lambda data: data.decode("utf-8", "replace")
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=FULL")

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, select
 
 from jurat.errors import LedgerError, TamperError
+from jurat.ledger._entry import broken_link, entry_from_row
+from jurat.ledger._merkle import root_from_leaves, roots_at
 from jurat.ledger._models import Checkpoint
-from jurat.ledger._note import parse_unverified_checkpoint
+from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
+from jurat.ledger._queries import current_size, now, stored_leaves
 
-__all__ = ["read_external", "write_external"]
+if TYPE_CHECKING:
+    from jurat.ledger._backend import Tables
+
+__all__ = ["read_external", "sign_checkpoint", "write_external"]
 
 _MAX_NOTE = 64 * 1024
 
@@ -65,3 +74,72 @@ def write_external(path: Path, note: str) -> None:
         raise LedgerError(f"cannot write checkpoint file {path}: {exc.strerror}") from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: Path) -> str:
+    """Sign the tree head, insert the checkpoint row and write ``path``; return the note.
+
+    Runs inside the ledger's write transaction, so no entry is appended
+    between computing the root and storing it. Refuses (TamperError) when the
+    database no longer reaches the last stored or external checkpoint, so a
+    restored or rewritten database is never re-signed.
+    """
+    e, c = tables.entries, tables.checkpoints
+    # Read under the lock: another checkpointer may have just moved it.
+    external = read_external(path)
+    last = conn.execute(select(c).order_by(c.c.id.desc()).limit(1)).first()
+    if last is not None and last.origin != signer.origin:
+        # One log, one identity: a second key would split its history
+        # between two origins no verifier would connect.
+        raise LedgerError(
+            f"this ledger's checkpoints are signed as {last.origin!r}, not "
+            f"{signer.origin!r}; use the same log key"
+        )
+    size = current_size(conn, e)
+    leaves = stored_leaves(conn, e, size)
+    # Entries since the last checkpoint are not covered by any signed
+    # root yet: check them fully before signing them.
+    since = 0 if last is None else int(last.tree_size)
+    prev: str | None = None
+    for row in conn.execute(select(e).where(e.c.seq >= max(since - 1, 0)).order_by(e.c.seq)):
+        entry = entry_from_row(row._mapping)
+        if prev is not None and entry.prev_hash != prev:
+            raise TamperError(broken_link(entry.seq))
+        if entry.leaf_hash != leaves[entry.seq].hex():
+            raise TamperError(f"seq {entry.seq}: stored leaf hash is stale")
+        prev = entry.entry_hash
+    anchors: list[tuple[int, str, str]] = []
+    if last is not None:
+        anchors.append((int(last.tree_size), str(last.root_hash), "stored"))
+    if external is not None:
+        anchors.append((external.tree_size, external.root_hash, "external"))
+    roots = roots_at(leaves, {a[0] for a in anchors})
+    for anchor_size, anchor_root, where in anchors:
+        if anchor_size > size:
+            raise TamperError(
+                f"seq {size}: the {where} checkpoint commits to {anchor_size} entries "
+                f"but the ledger has {size}: truncated or restored from an older copy"
+            )
+        if roots[anchor_size].hex() != anchor_root:
+            raise TamperError(
+                f"the ledger's first {anchor_size} entries do not match the {where} "
+                "checkpoint: history was rewritten"
+            )
+    root = root_from_leaves(leaves)
+    note = signer.sign_note(checkpoint_body(signer.origin, size, root))
+    next_id = 0 if last is None else int(last.id) + 1
+    conn.execute(
+        c.insert().values(
+            id=next_id,
+            tree_size=size,
+            root_hash=root.hex(),
+            origin=signer.origin,
+            note=note,
+            recorded_at=now(),
+        )
+    )
+    # Written while the lock is held so concurrent checkpointers cannot
+    # move the file backwards; the entries it covers are already
+    # committed, so a crash before our commit leaves it still true.
+    write_external(path, note)
+    return note

@@ -23,7 +23,14 @@ from jurat.errors import TamperError
 from jurat.ledger._merkle import leaf_hash
 from jurat.ledger._models import ENTRY_KINDS, Entry
 
-__all__ = ["ENTRY_FORMAT", "entry_bytes", "entry_from_row", "hashed_bytes", "load_payload"]
+__all__ = [
+    "ENTRY_FORMAT",
+    "broken_link",
+    "entry_bytes",
+    "entry_from_row",
+    "hashed_bytes",
+    "load_payload",
+]
 
 ENTRY_FORMAT = "jurat.ledger.entry/v1"
 
@@ -140,4 +147,14 @@ def hashed_bytes(entry: Entry) -> bytes:
         payload_sha256=entry.payload_sha256,
         recorded_at=entry.recorded_at,
         prev_hash=entry.prev_hash,
+    )
+
+
+def broken_link(seq: int) -> str:
+    """Message for entry ``seq`` whose prev_hash is not its predecessor's hash."""
+    # Each row matched its own hashes, so one of the two was rewritten with
+    # fresh hashes; the earlier one is the first that may be bad.
+    return (
+        f"seq {seq - 1}: its hash is not the prev_hash of seq {seq} "
+        f"(seq {seq - 1} or {seq} was rewritten)"
     )

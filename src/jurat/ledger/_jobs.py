@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from jurat.canonical import digest_json
 from jurat.errors import LedgerError, ValidationError
@@ -84,8 +84,16 @@ def decode_receipt(payload: dict[str, Any], *, seq: int | None = None) -> bytes:
     return data
 
 
-def check_receipt_payload(payload: dict[str, Any]) -> tuple[int, str | None, str]:
-    """Validate a receipt payload; return (review_version, supersedes, receipt_sha256)."""
+class ReceiptFields(NamedTuple):
+    """What the ledger reads from a receipt payload to keep review versions monotonic."""
+
+    review_version: int
+    supersedes: str | None
+    receipt_sha256: str
+
+
+def check_receipt_payload(payload: dict[str, Any]) -> ReceiptFields:
+    """Validate a receipt payload and return the fields the ledger enforces."""
     decode_receipt(payload)
     version = payload.get("review_version")
     supersedes = payload.get("supersedes")
@@ -93,4 +101,4 @@ def check_receipt_payload(payload: dict[str, Any]) -> tuple[int, str | None, str
         raise LedgerError("receipt payload: review_version must be an integer >= 1")
     if supersedes is not None and not (isinstance(supersedes, str) and _HEX64.match(supersedes)):
         raise LedgerError("receipt payload: supersedes must be a sha256 hex digest or null")
-    return version, supersedes, str(payload["receipt_sha256"])
+    return ReceiptFields(version, supersedes, str(payload["receipt_sha256"]))

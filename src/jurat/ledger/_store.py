@@ -6,28 +6,21 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from jurat.canonical import canonical_json
 from jurat.errors import LedgerError, TamperError, ValidationError
 from jurat.ledger._backend import ZERO_HASH, Backend, default_checkpoint_path
-from jurat.ledger._checkpoint import read_external, write_external
+from jurat.ledger._checkpoint import sign_checkpoint
 from jurat.ledger._entry import entry_bytes, entry_from_row
 from jurat.ledger._jobs import check_receipt_payload, decode_receipt, receipt_payload
-from jurat.ledger._merkle import (
-    consistency_path,
-    inclusion_path,
-    leaf_hash,
-    root_from_leaves,
-    roots_at,
-)
+from jurat.ledger._merkle import consistency_path, inclusion_path, leaf_hash, root_from_leaves
 from jurat.ledger._models import (
     ENTRY_KINDS,
     Checkpoint,
@@ -38,17 +31,14 @@ from jurat.ledger._models import (
     LedgerReport,
     ReviewSlot,
 )
-from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
-from jurat.ledger._verify import broken_link, verify_ledger
+from jurat.ledger._note import LogSigner, parse_unverified_checkpoint
+from jurat.ledger._queries import current_size, now, receipt_row, review_slot, stored_leaves
+from jurat.ledger._verify import verify_ledger
 
 __all__ = ["Ledger", "open_ledger"]
 
 _MAX_ID = 256
 _BATCH = 1000
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _check_id(name: str, value: str | None, *, required: bool) -> None:
@@ -181,17 +171,18 @@ class Ledger:
         with _db("appending to the ledger"), self._backend.write() as conn:
             if receipt is not None:
                 assert campaign_id is not None and artifact_id is not None
-                existing = self._receipt_row(conn, job_id=job_id)
+                existing = receipt_row(conn, self._t.entries, job_id=job_id)
                 if existing is not None:
                     stored = entry_from_row(existing._mapping)
-                    if stored.payload.get("receipt_sha256") == receipt[2]:
+                    if stored.payload.get("receipt_sha256") == receipt.receipt_sha256:
                         return stored
                     raise LedgerError(f"job {job_id} already has a different receipt")
-                slot = self._review_slot(conn, campaign_id, artifact_id)
-                if (receipt[0], receipt[1]) != (slot.version, slot.supersedes):
+                slot = review_slot(conn, self._t.entries, campaign_id, artifact_id)
+                if (receipt.review_version, receipt.supersedes) != (slot.version, slot.supersedes):
                     raise LedgerError(
                         f"receipt for {campaign_id}/{artifact_id} claims review version "
-                        f"{receipt[0]} superseding {receipt[1]}, but the ledger expects "
+                        f"{receipt.review_version} superseding {receipt.supersedes}, but the "
+                        "ledger expects "
                         f"version {slot.version} superseding {slot.supersedes}"
                     )
                 if slot.previous_seq is not None:
@@ -251,7 +242,7 @@ class Ledger:
             "artifact_id": artifact_id,
             "payload": data,
             "payload_sha256": hashlib.sha256(data).hexdigest(),
-            "recorded_at": _now(),
+            "recorded_at": now(),
             "prev_hash": prev,
         }
         hashed = entry_bytes(**{k: v for k, v in row.items() if k != "payload"})
@@ -316,25 +307,10 @@ class Ledger:
         """Payloads of the job's ``sample_recorded`` entries, in order: what a resume replays."""
         return [entry.payload for entry in self.entries(job_id=job_id, kind="sample_recorded")]
 
-    def _receipt_row(
-        self,
-        conn: Connection,
-        *,
-        job_id: str | None = None,
-        subject: tuple[str, str] | None = None,
-    ) -> Row[Any] | None:
-        e = self._t.entries
-        query = select(e).where(e.c.kind == "receipt").order_by(e.c.seq.desc()).limit(1)
-        if job_id is not None:
-            query = query.where(e.c.job_id == job_id)
-        if subject is not None:
-            query = query.where(e.c.campaign_id == subject[0], e.c.artifact_id == subject[1])
-        return conn.execute(query).first()
-
     def receipt_for_job(self, job_id: str) -> bytes | None:
         """The receipt already recorded for ``job_id``, so a resubmitted job returns it."""
         with _db("reading the ledger"), self._backend.read() as conn:
-            row = self._receipt_row(conn, job_id=job_id)
+            row = receipt_row(conn, self._t.entries, job_id=job_id)
         if row is None:
             return None
         entry = entry_from_row(row._mapping)
@@ -343,22 +319,11 @@ class Ledger:
     def latest_receipt(self, campaign_id: str, artifact_id: str) -> tuple[Entry, bytes] | None:
         """The newest receipt for an artifact of a campaign, with its bytes."""
         with _db("reading the ledger"), self._backend.read() as conn:
-            row = self._receipt_row(conn, subject=(campaign_id, artifact_id))
+            row = receipt_row(conn, self._t.entries, subject=(campaign_id, artifact_id))
         if row is None:
             return None
         entry = entry_from_row(row._mapping)
         return entry, decode_receipt(entry.payload, seq=entry.seq)
-
-    def _review_slot(self, conn: Connection, campaign_id: str, artifact_id: str) -> ReviewSlot:
-        row = self._receipt_row(conn, subject=(campaign_id, artifact_id))
-        if row is None:
-            return ReviewSlot(version=1)
-        entry = entry_from_row(row._mapping)
-        return ReviewSlot(
-            version=int(entry.payload["review_version"]) + 1,
-            supersedes=str(entry.payload["receipt_sha256"]),
-            previous_seq=entry.seq,
-        )
 
     def next_review(self, campaign_id: str, artifact_id: str) -> ReviewSlot:
         """The review version and ``supersedes`` digest a new receipt must be signed with.
@@ -367,7 +332,7 @@ class Ledger:
         the receipt rather than fork the review history.
         """
         with _db("reading the ledger"), self._backend.read() as conn:
-            return self._review_slot(conn, campaign_id, artifact_id)
+            return review_slot(conn, self._t.entries, campaign_id, artifact_id)
 
     def receipts(self, *, campaign_id: str | None = None) -> Iterator[tuple[Entry, bytes]]:
         """Every receipt entry with its bytes, in order: what ``jurat replay`` re-derives."""
@@ -383,18 +348,6 @@ class Ledger:
             rows = conn.execute(select(c.c.note).order_by(c.c.id)).all()
         return [parse_unverified_checkpoint(row.note) for row in rows]
 
-    def _leaves(self, conn: Connection, size: int) -> list[bytes]:
-        e = self._t.entries
-        rows = conn.execute(
-            select(e.c.seq, e.c.leaf_hash).where(e.c.seq < size).order_by(e.c.seq)
-        ).all()
-        for i, row in enumerate(rows):
-            if row.seq != i:
-                raise TamperError(f"seq {i}: entry missing (next stored seq is {row.seq})")
-        if len(rows) != size:
-            raise TamperError(f"seq {len(rows)}: entry missing")
-        return [bytes.fromhex(row.leaf_hash) for row in rows]
-
     def checkpoint(self, signer: LogSigner) -> str:
         """Sign the current tree head, store it, write it to the checkpoint file; return the note.
 
@@ -402,79 +355,19 @@ class Ledger:
         stored or external checkpoint, so a restored or rewritten database is
         never re-signed.
         """
-        e, c = self._t.entries, self._t.checkpoints
         with _db("writing a checkpoint"), self._backend.write() as conn:
-            # Read under the lock: another checkpointer may have just moved it.
-            external = read_external(self.checkpoint_path)
-            last = conn.execute(select(c).order_by(c.c.id.desc()).limit(1)).first()
-            if last is not None and last.origin != signer.origin:
-                # One log, one identity: a second key would split its history
-                # between two origins no verifier would connect.
-                raise LedgerError(
-                    f"this ledger's checkpoints are signed as {last.origin!r}, not "
-                    f"{signer.origin!r}; use the same log key"
-                )
-            size = self._current_size(conn)
-            leaves = self._leaves(conn, size)
-            # Entries since the last checkpoint are not covered by any signed
-            # root yet: check them fully before signing them.
-            since = 0 if last is None else int(last.tree_size)
-            prev: str | None = None
-            for row in conn.execute(
-                select(e).where(e.c.seq >= max(since - 1, 0)).order_by(e.c.seq)
-            ):
-                entry = entry_from_row(row._mapping)
-                if prev is not None and entry.prev_hash != prev:
-                    raise TamperError(broken_link(entry.seq))
-                if entry.leaf_hash != leaves[entry.seq].hex():
-                    raise TamperError(f"seq {entry.seq}: stored leaf hash is stale")
-                prev = entry.entry_hash
-            anchors: list[tuple[int, str, str]] = []
-            if last is not None:
-                anchors.append((int(last.tree_size), str(last.root_hash), "stored"))
-            if external is not None:
-                anchors.append((external.tree_size, external.root_hash, "external"))
-            roots = roots_at(leaves, {a[0] for a in anchors})
-            for anchor_size, anchor_root, where in anchors:
-                if anchor_size > size:
-                    raise TamperError(
-                        f"seq {size}: the {where} checkpoint commits to {anchor_size} entries "
-                        f"but the ledger has {size}: truncated or restored from an older copy"
-                    )
-                if roots[anchor_size].hex() != anchor_root:
-                    raise TamperError(
-                        f"the ledger's first {anchor_size} entries do not match the {where} "
-                        "checkpoint: history was rewritten"
-                    )
-            root = root_from_leaves(leaves)
-            note = signer.sign_note(checkpoint_body(signer.origin, size, root))
-            next_id = 0 if last is None else int(last.id) + 1
-            conn.execute(
-                c.insert().values(
-                    id=next_id,
-                    tree_size=size,
-                    root_hash=root.hex(),
-                    origin=signer.origin,
-                    note=note,
-                    recorded_at=_now(),
-                )
-            )
-            # Written while the lock is held so concurrent checkpointers cannot
-            # move the file backwards; the entries it covers are already
-            # committed, so a crash before our commit leaves it still true.
-            write_external(self.checkpoint_path, note)
-        return note
+            return sign_checkpoint(conn, self._t, signer, self.checkpoint_path)
 
     def inclusion_proof(self, seq: int, tree_size: int | None = None) -> InclusionProof:
         """RFC 9162 inclusion proof of entry ``seq`` in the tree of ``tree_size`` (default: all)."""
         with _db("building an inclusion proof"), self._backend.read() as conn:
-            size = self._current_size(conn)
+            size = current_size(conn, self._t.entries)
             target = size if tree_size is None else tree_size
             if not 0 <= seq < target <= size:
                 raise LedgerError(
                     f"need 0 <= seq < tree size <= {size}; got seq {seq}, size {target}"
                 )
-            leaves = self._leaves(conn, target)
+            leaves = stored_leaves(conn, self._t.entries, target)
             row = conn.execute(select(self._t.entries).where(self._t.entries.c.seq == seq)).one()
         entry = entry_from_row(row._mapping)
         if bytes.fromhex(entry.leaf_hash) != leaves[seq]:
@@ -490,13 +383,13 @@ class Ledger:
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
         """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (default: all)."""
         with _db("building a consistency proof"), self._backend.read() as conn:
-            size = self._current_size(conn)
+            size = current_size(conn, self._t.entries)
             target = size if new_size is None else new_size
             if not 0 < old_size <= target <= size:
                 raise LedgerError(
                     f"need 0 < old size <= new size <= {size}; got {old_size}, {target}"
                 )
-            leaves = self._leaves(conn, target)
+            leaves = stored_leaves(conn, self._t.entries, target)
         return ConsistencyProof(
             old_size=old_size,
             new_size=target,
@@ -517,11 +410,6 @@ class Ledger:
                 f"the ledger's root at size {checkpoint.tree_size} differs from its checkpoint"
             )
         return EntryProof(entry=self.entry(seq), proof=proof, checkpoint=checkpoint.note)
-
-    def _current_size(self, conn: Connection) -> int:
-        e = self._t.entries
-        tail = conn.execute(select(e.c.seq).order_by(e.c.seq.desc()).limit(1)).scalar()
-        return 0 if tail is None else int(tail) + 1
 
     # -- verification ----------------------------------------------------
 

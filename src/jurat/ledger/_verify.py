@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,30 +13,26 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import Connection, select
 
 from jurat.canonical import canonical_json
-from jurat.errors import TamperError, ValidationError
+from jurat.errors import LedgerError, TamperError, ValidationError
 from jurat.ledger._backend import ZERO_HASH
 from jurat.ledger._checkpoint import read_external
-from jurat.ledger._entry import entry_from_row, hashed_bytes
+from jurat.ledger._entry import broken_link, entry_from_row, hashed_bytes
+from jurat.ledger._jobs import decode_receipt
 from jurat.ledger._merkle import EMPTY_ROOT, CompactRange, leaf_hash, verify_inclusion
 from jurat.ledger._models import Checkpoint, Entry, EntryProof, LedgerReport
-from jurat.ledger._note import parse_checkpoint, parse_unverified_checkpoint
+from jurat.ledger._note import (
+    default_log_key_path,
+    load_log_key,
+    parse_checkpoint,
+    parse_unverified_checkpoint,
+)
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["broken_link", "verify_entry_proof", "verify_ledger"]
+__all__ = ["verify_entry_proof", "verify_ledger", "verify_receipt_inclusion"]
 
 _BATCH = 1000
-
-
-def broken_link(seq: int) -> str:
-    """Message for entry ``seq`` whose prev_hash is not its predecessor's hash."""
-    # Each row matched its own hashes, so one of the two was rewritten with
-    # fresh hashes; the earlier one is the first that may be bad.
-    return (
-        f"seq {seq - 1}: its hash is not the prev_hash of seq {seq} "
-        f"(seq {seq - 1} or {seq} was rewritten)"
-    )
 
 
 def verify_ledger(
@@ -167,48 +164,42 @@ def _check_anchor(
         )
 
 
-def verify_entry_proof(
-    proof: EntryProof | str | bytes | dict[str, Any],
-    public_key: Ed25519PublicKey | str,
-    *,
-    origin: str | None = None,
-) -> Entry:
-    """Check offline that an entry is in the log, from its proof and the log's public key.
-
-    Returns the entry (payload included) once every step holds; raises
-    :class:`TamperError` otherwise.
-    """
-    # Step 1: the proof document is well formed.
+def _load_proof(proof: EntryProof | str | bytes | dict[str, Any]) -> EntryProof:
     try:
         if isinstance(proof, str | bytes):
-            doc = EntryProof.model_validate_json(proof)
-        elif isinstance(proof, dict):
-            doc = EntryProof.model_validate(proof)
-        else:
-            doc = proof
+            return EntryProof.model_validate_json(proof)
+        if isinstance(proof, dict):
+            return EntryProof.model_validate(proof)
+        return proof
     except PydanticValidationError as exc:
         raise TamperError(f"entry proof is malformed: {exc}") from exc
+
+
+def _check_entry_proof(doc: EntryProof, checkpoint: Checkpoint) -> Entry:
+    """Steps shared by the offline verifiers, once the checkpoint is trusted."""
     entry, inclusion = doc.entry, doc.proof
-    # Step 2: the checkpoint is signed by the log key (and names the origin).
-    checkpoint = parse_checkpoint(doc.checkpoint, public_key, origin=origin)
-    # Step 3: the payload hashes to the digest the entry commits to.
+    # The payload hashes to the digest the entry commits to.
     try:
         payload_digest = hashlib.sha256(canonical_json(entry.payload)).hexdigest()
     except ValidationError as exc:
         raise TamperError("entry payload cannot be canonicalised") from exc
     if payload_digest != entry.payload_sha256:
         raise TamperError(f"seq {entry.seq}: payload does not match payload_sha256")
-    # Step 4: the entry's bytes give its entry hash and leaf hash.
+    # The entry's bytes give its entry hash and leaf hash.
     data = hashed_bytes(entry)
     leaf = leaf_hash(data)
     if hashlib.sha256(data).hexdigest() != entry.entry_hash or leaf.hex() != entry.leaf_hash:
         raise TamperError(f"seq {entry.seq}: entry hashes do not match its fields")
-    # Step 5: the proof is about this leaf and this checkpoint.
+    # The proof is about this leaf and this checkpoint.
     if (inclusion.leaf_index, inclusion.leaf_hash) != (entry.seq, entry.leaf_hash):
         raise TamperError("inclusion proof is for a different entry")
     if (inclusion.tree_size, inclusion.root_hash) != (checkpoint.tree_size, checkpoint.root_hash):
-        raise TamperError("inclusion proof is for a different tree than the checkpoint")
-    # Step 6: the audit path leads from the leaf to the signed root.
+        raise TamperError(
+            f"inclusion proof is for tree size {inclusion.tree_size}, the checkpoint for "
+            f"{checkpoint.tree_size} (or their roots differ); prove against this checkpoint "
+            "with `jurat log prove`"
+        )
+    # The audit path leads from the leaf to the checkpoint's root.
     verify_inclusion(
         leaf,
         inclusion.leaf_index,
@@ -217,3 +208,64 @@ def verify_entry_proof(
         bytes.fromhex(checkpoint.root_hash),
     )
     return entry
+
+
+def verify_entry_proof(
+    proof: EntryProof | str | bytes | dict[str, Any],
+    public_key: Ed25519PublicKey | str,
+    *,
+    origin: str | None = None,
+) -> Entry:
+    """Check offline that an entry is in the log, from its proof and the log's public key.
+
+    Steps: 1. the proof document is well formed; 2. its checkpoint is signed
+    by ``public_key`` (and names ``origin``); 3. the payload hashes to the
+    entry's ``payload_sha256``; 4. the entry's fields hash to its entry and
+    leaf hashes; 5. the proof is for that leaf and that checkpoint; 6. the
+    audit path reaches the signed root. Returns the entry (payload
+    included); raises :class:`TamperError` otherwise.
+    """
+    doc = _load_proof(proof)
+    checkpoint = parse_checkpoint(doc.checkpoint, public_key, origin=origin)
+    return _check_entry_proof(doc, checkpoint)
+
+
+def verify_receipt_inclusion(
+    receipt: bytes,
+    proof: str | os.PathLike[str],
+    checkpoint: str | os.PathLike[str],
+    *,
+    public_key: Ed25519PublicKey | str | None = None,
+) -> str:
+    """Check that ``receipt`` is in the log committed to by the checkpoint file.
+
+    For ``jurat verify RECEIPT --checkpoint CP`` (the receipts package's
+    ``InclusionCheck``): ``proof`` is the JSON written by ``jurat log prove``
+    / ``Ledger.prove_entry``. The checkpoint's signature is checked with
+    ``public_key`` (Ed25519 key or C2SP verifier key), else with the default
+    log key when this machine has one; without either, the checkpoint file
+    itself is the trust anchor and the returned text says so. Returns a
+    one-line description; raises a :class:`~jurat.errors.JuratError` when a
+    step fails.
+    """
+    # Step 1: read both files.
+    try:
+        doc = _load_proof(Path(proof).read_text(encoding="utf-8"))
+        note = Path(checkpoint).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"cannot read inclusion proof or checkpoint: {exc}") from exc
+    # Step 2: trust the checkpoint, by signature when a log key is known.
+    key = public_key
+    if key is None and default_log_key_path().exists():
+        key = load_log_key().public_key
+    anchor = parse_checkpoint(note, key) if key is not None else parse_unverified_checkpoint(note)
+    # Steps 3-6: the entry, its hashes and its audit path up to that checkpoint.
+    entry = _check_entry_proof(doc, anchor)
+    # Step 7: the entry is this receipt, byte for byte.
+    if entry.kind != "receipt" or decode_receipt(entry.payload, seq=entry.seq) != receipt:
+        raise TamperError(f"ledger entry {entry.seq} is not this receipt")
+    signed = "signature checked" if key is not None else "signature NOT checked (no log key)"
+    return (
+        f"entry {entry.seq} (review version {entry.payload.get('review_version')}) is in "
+        f"{anchor.origin} at tree size {anchor.tree_size}; checkpoint {signed}"
+    )

@@ -28,12 +28,8 @@ from jurat.receipts._keys import (
     public_key_hint,
     public_key_pem,
 )
-from jurat.receipts._statement import (
-    PREDICATE_TYPE,
-    STATEMENT_TYPE,
-    build_statement,
-    replay_fidelity_level_for,
-)
+from jurat.receipts._predicate import PREDICATE_TYPE, STATEMENT_TYPE
+from jurat.receipts._statement import build_statement, replay_fidelity_level_for
 from jurat.receipts._verify import STEPS, VerifyReport, VerifyStep, rederive, verify_bundle
 
 __all__ = [

@@ -34,29 +34,28 @@ InclusionCheck = Callable[[bytes, Path, Path], str]
 
 
 def proof_path_for(receipt: Path) -> Path:
-    """Where an inclusion proof sits beside a receipt: ``c1.sigstore.json`` -> ``c1.proof.json``."""
-    name = receipt.name
-    for suffix in (".sigstore.json", ".json"):
-        if name.endswith(suffix):
-            return receipt.with_name(name[: -len(suffix)] + ".proof.json")
-    return receipt.with_name(name + ".proof.json")
+    """Where an inclusion proof sits: beside the receipt, ``c1.sigstore.json.proof.json``."""
+    return receipt.with_name(receipt.name + ".proof.json")
 
 
 def _ledger_inclusion(bundle_bytes: bytes, proof: Path, checkpoint: Path) -> str:
     # The ledger package is another engineer's; import it only when a checkpoint is given.
     try:
         ledger: Any = importlib.import_module("jurat.ledger")
-        check = ledger.verify_inclusion
-    except (ImportError, AttributeError) as exc:
+    except ImportError as exc:
+        raise DependencyError(f"step 8 needs jurat.ledger, which fails to import: {exc}") from exc
+    check = getattr(ledger, "verify_receipt_inclusion", None)
+    if check is None:
         raise DependencyError(
-            "inclusion proofs need jurat.ledger.verify_inclusion, which this build lacks"
-        ) from exc
+            "step 8 needs jurat.ledger.verify_receipt_inclusion(bundle_bytes, proof_path, "
+            "checkpoint_path), which this build does not provide"
+        )
     result = check(bundle_bytes, proof, checkpoint)
     return str(result) if result else f"included under checkpoint {checkpoint.name}"
 
 
-def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+def _console(*, stderr: bool = False) -> Console:
+    return Console(highlight=False, soft_wrap=True, stderr=stderr)
 
 
 def _print_steps(console: Console, report: VerifyReport) -> None:
@@ -78,13 +77,16 @@ def verify_main(
 
     Without ``key``, the default public key next to the default signing key is used.
     Step 8 runs only with a checkpoint: it needs ``proof_path_for(receipt)`` beside the
-    receipt and calls ``inclusion`` (default: ``jurat.ledger.verify_inclusion``).
+    receipt and calls ``inclusion`` (default: ``jurat.ledger.verify_receipt_inclusion``),
+    which returns a detail line or raises a JuratError.
     """
     console = _console()
     try:
         bundle_bytes = Path(receipt).read_bytes()
     except OSError as exc:
-        console.print(f"[red]error:[/] cannot read receipt {escape(str(receipt))}: {exc.strerror}")
+        _console(stderr=True).print(
+            f"[red]error:[/] cannot read receipt {escape(str(receipt))}: {exc.strerror}"
+        )
         return EXIT_INPUT
     key_path = key
     if key_path is None:
@@ -95,7 +97,7 @@ def verify_main(
     try:
         public_key = load_public_key(key_path)
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        _console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_INPUT
     console.print(f"verifying {escape(str(receipt))} with key {public_key_hint(public_key)}")
     report = verify_bundle(bundle_bytes, public_key)
@@ -145,7 +147,7 @@ def keygen_main(out: Path) -> int:
         priv, pub = keygen(out)
         hint = public_key_hint(load_public_key(pub))
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        _console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_INPUT
     console.print(f"private key: {escape(str(priv))} (PKCS#8 PEM, mode 0600; keep it secret)")
     console.print(f"public key:  {escape(str(pub))} (SPKI PEM; give it to verifiers)")

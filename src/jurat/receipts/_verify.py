@@ -29,8 +29,8 @@ from jurat.receipts._keys import (
     public_key_hint,
     verify_bytes,
 )
+from jurat.receipts._predicate import Statement
 from jurat.receipts._statement import (
-    Statement,
     decision_mismatches,
     parse_statement,
     rederive_predicate,
@@ -93,9 +93,9 @@ class _Run:
         try:
             detail = check()
         except JuratError as exc:
-            message = exc.args[0] if isinstance(exc, VerificationError) and exc.args else str(exc)
-            if isinstance(exc, VerificationError) and exc.step and message.startswith(exc.step):
-                message = message[len(exc.step) + 2 :]
+            message = str(exc)
+            if isinstance(exc, VerificationError) and exc.step:
+                message = message.removeprefix(f"{exc.step}: ")
             self.steps.append(VerifyStep(number=number, name=name, ok=False, detail=message))
             return False
         self.steps.append(VerifyStep(number=number, name=name, ok=True, detail=detail))
@@ -196,18 +196,22 @@ def verify_bundle(
     *,
     artifact_sha256: str | None = None,
 ) -> VerifyReport:
-    """Verify a receipt with a public key (object or PEM bytes), offline. Never raises for a
-    bad receipt: the report names the failing step. ``artifact_sha256``, when given, must be
-    the subject's digest.
+    """Verify a receipt with a public key (object or PEM bytes), offline.
+
+    Never raises for a bad receipt: the report names the failing step. Raises ConfigError
+    only for PEM bytes that are not a usable public key. ``artifact_sha256``, when given,
+    must be the subject's digest.
     """
     run = _Run()
     state: dict[str, Any] = {}
     key = public_key_from_pem(public_key) if isinstance(public_key, bytes) else public_key
 
     def envelope() -> str:
-        state["bundle"] = parse_bundle(bundle_bytes)
-        b = state["bundle"]
-        return f"Sigstore bundle v0.3, DSSE envelope, 1 signature, {len(b.payload)} payload bytes"
+        state["bundle"] = b = parse_bundle(bundle_bytes)
+        detail = f"Sigstore bundle v0.3, DSSE envelope, 1 signature, {len(b.payload)} payload bytes"
+        if b.tlog_entries:
+            detail += f"; {b.tlog_entries} tlog entries not checked (offline verification)"
+        return detail
 
     def payload_type() -> str:
         got = state["bundle"].payload_type

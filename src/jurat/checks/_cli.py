@@ -1,0 +1,170 @@
+"""``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--json]``.
+
+Exit codes: 0 every required gate passed, 2 a required gate did not pass,
+3 bad input (nothing was run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pydantic
+from rich.console import Console
+from rich.table import Table
+
+from jurat.canonical import sha256_digest
+from jurat.checks._models import CheckReport
+from jurat.checks._pipeline import run_checks
+from jurat.errors import ConfigError
+from jurat.models._checks import Limits, PythonChecks
+
+__all__ = ["check_main", "main", "parse_limits"]
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 2, 3
+_INT_LIMITS = {name for name, f in Limits.model_fields.items() if f.annotation in (int, "int")}
+
+
+def parse_limits(text: str) -> Limits:
+    """``"wall_s=5,memory_mb=256"`` -> Limits; ConfigError naming the field and the fix."""
+    known = ", ".join(Limits.model_fields)
+    values: dict[str, Any] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, raw = part.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise ConfigError(f"--limits: {part!r} is not key=value (fix: e.g. wall_s=5,procs=16)")
+        if key not in Limits.model_fields:
+            raise ConfigError(f"--limits: unknown limit `{key}` (fix: use one of {known})")
+        try:
+            values[key] = int(raw) if key in _INT_LIMITS else float(raw)
+        except ValueError:
+            kind = "an integer" if key in _INT_LIMITS else "a number"
+            raise ConfigError(
+                f"--limits: `{key}` must be {kind}, got {raw!r} (fix: e.g. {key}=10)"
+            ) from None
+    try:
+        return Limits(**values)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(
+            f"--limits: `{field}` {first['msg'].lower()} (got {first.get('input')!r}; "
+            "fix: choose a value inside the documented range)"
+        ) from exc
+
+
+def _read_text(path: Path, what: str) -> tuple[str, bytes]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        return data.decode("utf-8"), data
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: {path} is not UTF-8 text ({exc.reason})") from exc
+
+
+def _read_tests(path: Path) -> dict[str, str]:
+    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
+    if not files:
+        raise ConfigError(f"--tests: {path} holds no .py files (fix: point at a test file)")
+    return {f.name: _read_text(f, "--tests")[0] for f in files}
+
+
+def _module_for(candidate: Path, tests: dict[str, str] | None) -> str:
+    """``solution``, unless the tests import the candidate by its own file name."""
+    stem = candidate.stem
+    if not tests or not stem.isidentifier() or stem == "solution":
+        return "solution"
+    pattern = re.compile(rf"^\s*(from|import)\s+{re.escape(stem)}\b", re.MULTILINE)
+    imports_stem = any(pattern.search(text) for text in tests.values())
+    imports_solution = any(
+        re.search(r"^\s*(from|import)\s+solution\b", text, re.MULTILINE) for text in tests.values()
+    )
+    return stem if imports_stem and not imports_solution else "solution"
+
+
+def check_main(candidate: Path, tests: Path | None, limits: str | None, as_json: bool) -> int:
+    """Implements ``jurat check``; prints a table or the JSON document, returns the exit code."""
+    try:
+        source, raw = _read_text(Path(candidate), "CANDIDATE")
+        test_files = _read_tests(Path(tests)) if tests is not None else None
+        config = PythonChecks(
+            limits=parse_limits(limits) if limits else Limits(),
+            module=_module_for(Path(candidate), test_files),
+        )
+        # Without tests there is no test gate to require.
+        hard = ("python.parse", "tests.pass") if test_files else ("python.parse",)
+        report = run_checks(
+            source,
+            tests=test_files,
+            config=config,
+            hard_gates=hard,
+            artifact_sha256=sha256_digest(raw),
+        )
+    except ConfigError as exc:
+        print(f"jurat check: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        _print_table(report, Path(candidate))
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "yellow"}
+
+
+def _print_table(report: CheckReport, candidate: Path) -> None:
+    console = Console(highlight=False)
+    table = Table(title=f"jurat check {candidate}")
+    for column in ("gate", "outcome", "required", "tool", "detail", "evidence"):
+        table.add_column(column)
+    for gate in report.gates:
+        style = _STYLE[gate.outcome]
+        table.add_row(
+            gate.id,
+            f"[{style}]{gate.outcome}[/{style}]",
+            "yes" if gate.required else "",
+            f"{gate.tool} {gate.tool_version}".strip(),
+            gate.detail,
+            "" if gate.evidence_index is None else f"#{gate.evidence_index}",
+        )
+    console.print(table)
+    for gate in report.gates:
+        if gate.outcome in ("fail", "error") and gate.evidence_index is not None:
+            item = report.evidence[gate.evidence_index - 1]
+            console.print(f"[bold]{gate.id}[/bold] evidence #{gate.evidence_index}:")
+            console.print(item.excerpt[:1200], markup=False)
+        elif gate.outcome == "error":
+            console.print(f"[bold]{gate.id}[/bold]: {gate.data.get('message', gate.detail)}")
+    if report.ok:
+        console.print("[green]every required gate passed[/green]")
+    else:
+        console.print(f"[red]required gates not passed: {', '.join(report.required_failed)}[/red]")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"jurat check: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m jurat.checks`` entry point."""
+    parser = _Parser(prog="jurat check", description="Run the deterministic code checks.")
+    parser.add_argument("candidate", type=Path, help="the candidate Python file")
+    parser.add_argument("--tests", type=Path, help="a pytest file (or a directory of them)")
+    parser.add_argument("--limits", help="e.g. wall_s=5,memory_mb=256,procs=16")
+    parser.add_argument("--json", action="store_true", help="print the JSON document")
+    args = parser.parse_args(argv)
+    return check_main(args.candidate, args.tests, args.limits, args.json)

@@ -1,0 +1,658 @@
+"""The N-sample engine: plan every sample before dispatch, then dispatch within limits.
+
+Rules (DESIGN.md "judges"; seeds 000 and 001):
+
+- The plan — every (judge, criterion, sample k), with N from the policy and pairwise
+  presentation orders from a seeded RNG — is fixed before the first call.
+- A sample already recorded (``existing``) is never sampled again: a completed sample is
+  final, errors included.
+- Only transport failures that produced no answer are retried, with backoff, as attempts of
+  the same sample; a retry never adds a sample.
+- Every call has a timeout; bounded concurrency overall and per endpoint, and per-endpoint
+  request and token rates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from jurat.canonical import digest_json
+from jurat.errors import (
+    ConfigError,
+    DestinationError,
+    JudgeOutputError,
+    JuratError,
+    TransportError,
+)
+from jurat.fold import canonical_preference
+from jurat.judges._factory import make_judge
+from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
+from jurat.judges._protocol import (
+    RETRYABLE_KINDS,
+    CallKind,
+    Judge,
+    JudgeCall,
+    Prompt,
+    RawResponse,
+    TransportFailure,
+)
+from jurat.judges._ratelimit import EndpointLimiter
+from jurat.judges._replay import ReplayRecord, ReplayRecorder, execution_key
+from jurat.judges._telemetry import SampleTelemetry
+from jurat.judges._validate import hard_gates_pass, interpret
+from jurat.models import (
+    Artifact,
+    Criterion,
+    EvidenceBundle,
+    EvidenceItem,
+    Frozen,
+    GateOutcome,
+    JudgeConfig,
+    Policy,
+    Vote,
+)
+
+__all__ = [
+    "Engine",
+    "PlannedSample",
+    "complete_text",
+    "default_engine",
+    "judge_bundle",
+    "judge_pins",
+    "plan_samples",
+    "presentation_order",
+    "run_samples",
+]
+
+OnVote = Callable[[Vote], Awaitable[None] | None]
+OnRetry = Callable[[str, int, str], Awaitable[None] | None]
+
+_LOCAL = ("sim", "replay")
+
+
+class PlannedSample(Frozen):
+    """One sample of the plan, fixed before dispatch."""
+
+    judge: JudgeConfig
+    """The judge configuration."""
+    criterion: str
+    """``rubric``, ``pairwise``, ``equivalence`` or a binary criterion id."""
+    sample: int
+    """Sample index k (0-based)."""
+    of: int
+    """N for this (judge, criterion)."""
+    kind: CallKind
+    """What is asked."""
+    order: str | None = None
+    """Pairwise presentation order, ``AB`` or ``BA``."""
+    item: Criterion | None = None
+    """The binary criterion (criteria campaigns)."""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(judge id, criterion, k): the identity of a sample."""
+        return (self.judge.id, self.criterion, self.sample)
+
+
+def presentation_order(seed: int, artifact_sha256: str, sample: int) -> str:
+    """Seed 000: presentation order drawn per sample from a recorded, seeded RNG.
+
+    ``random.Random`` seeded with a string hashes it with SHA-512, so the draw is the same on
+    every machine and Python process for the same (judge seed, artifact, k).
+    """
+    rng = random.Random(f"jurat.order/v1:{seed}:{artifact_sha256}:{sample}")
+    return "AB" if rng.random() < 0.5 else "BA"
+
+
+def plan_samples(policy: Policy, artifact: Artifact) -> list[PlannedSample]:
+    """Every sample of the job in dispatch order: judge panel order, criterion order, k."""
+    plan: list[PlannedSample] = []
+    for judge in policy.judges:
+        if policy.kind == "rubric":
+            plan.extend(
+                PlannedSample(judge=judge, criterion="rubric", sample=k, of=judge.samples, kind="rubric")
+                for k in range(judge.samples)
+            )
+        elif policy.kind == "pairwise":
+            plan.extend(
+                PlannedSample(
+                    judge=judge,
+                    criterion="pairwise",
+                    sample=k,
+                    of=judge.samples,
+                    kind="pairwise",
+                    order=presentation_order(judge.seed, artifact.sha256, k),
+                )
+                for k in range(judge.samples)
+            )
+        elif policy.kind == "criteria":
+            suite = policy.criteria
+            assert suite is not None  # the Policy validator guarantees it
+            for item in suite.items:
+                n = suite.blocker_samples if item.blocker else suite.samples
+                plan.extend(
+                    PlannedSample(
+                        judge=judge, criterion=item.id, sample=k, of=n, kind="criterion", item=item
+                    )
+                    for k in range(n)
+                )
+        else:
+            n = policy.equivalence.votes if policy.equivalence else 1
+            plan.extend(
+                PlannedSample(judge=judge, criterion="equivalence", sample=k, of=n, kind="equivalence")
+                for k in range(n)
+            )
+    return plan
+
+
+def judge_bundle(artifact: Artifact, bundle: EvidenceBundle) -> EvidenceBundle:
+    """The bundle a judge sees: the artifact itself at index 0, then the checks' evidence."""
+    if not bundle.items:
+        import jurat
+
+        item = EvidenceItem(
+            kind="artifact", tool="jurat", tool_version=jurat.__version__, sha256=artifact.sha256
+        )
+        return EvidenceBundle(items=(item,))
+    first = bundle.items[0]
+    if first.kind != "artifact" or first.sha256 != artifact.sha256:
+        raise ConfigError(
+            f"artifact {artifact.id}: evidence bundle item 0 must be the artifact itself "
+            f"(kind 'artifact', sha256 {artifact.sha256}), got {first.kind} {first.sha256}"
+        )
+    return bundle
+
+
+def _label(vote: Vote, kind: str) -> str:
+    if kind == "criterion":
+        # Seed 001 §1: an errored sample votes unsure.
+        return str(vote.answer["verdict"]) if vote.answer else "unsure"
+    if vote.answer is None:
+        return "PARSE_ERROR" if kind == "equivalence" else "error"
+    if kind == "pairwise":
+        return canonical_preference(vote) or "error"
+    if kind == "rubric":
+        return str(vote.answer["disposition"])
+    return str(vote.answer["decision"])
+
+
+async def _call(callback: Callable[..., Any] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        await result
+
+
+def _ms(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
+
+
+class _Attempts:
+    """The outcome of one sample's attempts."""
+
+    __slots__ = ("attempts", "dispatched", "error", "latency", "raw")
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.dispatched: float | None = None
+        self.latency = 0.0
+        self.raw: RawResponse | None = None
+        self.error: JuratError | None = None
+
+
+class Engine:
+    """Dispatch state shared by every job on one event loop: adapters, limits, concurrency.
+
+    Endpoint limits are keyed by (destination, max_concurrency, rpm, tpm), so judges that
+    declare the same endpoint and limits share one allowance.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 256,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        factory: Callable[[JudgeConfig], Judge] = make_judge,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        recorder: ReplayRecorder | None = None,
+    ) -> None:
+        self.max_concurrency = max_concurrency
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self.recorder = recorder
+        self._factory = factory
+        self._sleep = sleep
+        self._global = asyncio.Semaphore(max_concurrency)
+        self._judges: dict[JudgeConfig, Judge] = {}
+        self._limiters: dict[tuple[str, int, int | None, int | None], EndpointLimiter] = {}
+        self._rng = random.Random()
+
+    def judge(self, config: JudgeConfig) -> Judge:
+        """The adapter for ``config`` (one per configuration, reused across jobs)."""
+        judge = self._judges.get(config)
+        if judge is None:
+            judge = self._judges[config] = self._factory(config)
+        return judge
+
+    def limiter(self, config: JudgeConfig) -> EndpointLimiter:
+        """The limiter of the configuration's endpoint."""
+        key = (config.destination, config.max_concurrency, config.rpm, config.tpm)
+        limiter = self._limiters.get(key)
+        if limiter is None:
+            limiter = EndpointLimiter(config.max_concurrency, rpm=config.rpm, tpm=config.tpm)
+            self._limiters[key] = limiter
+        return limiter
+
+    async def aclose(self) -> None:
+        """Close every adapter's connections."""
+        judges, self._judges = self._judges, {}
+        for judge in judges.values():
+            await judge.aclose()
+
+    def _backoff(self, attempt: int, failure: JuratError) -> float:
+        retry_after = failure.retry_after if isinstance(failure, TransportFailure) else None
+        if retry_after is not None:
+            return min(retry_after, max(self.backoff_max_s, 60.0))
+        base = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
+        return base * (0.5 + self._rng.random() / 2)  # jitter spreads a panel's retries
+
+    def _check(self, policy: Policy, kinds: set[CallKind]) -> None:
+        """Before any request: keys present, kinds supported, destinations allowed (seed 000)."""
+        allowed = {d.rstrip("/") for d in policy.allowed_destinations}
+        for config in policy.judges:
+            judge = self.judge(config)
+            judge.preflight()
+            for kind in kinds:
+                if not judge.supports(kind):
+                    raise ConfigError(f"judge {config.id} ({config.provider}) cannot judge {kind}")
+            remote = config.provider not in _LOCAL and not config.provider.startswith("stub:")
+            if remote and config.destination not in allowed:
+                raise DestinationError(
+                    f"judge {config.id} would send content to {config.destination}, which is not "
+                    f"in allowed_destinations {sorted(allowed)}"
+                )
+
+    async def _attempts(
+        self,
+        config: JudgeConfig,
+        make_call: Callable[[int], JudgeCall],
+        *,
+        clock: Callable[[], float],
+        record_key: tuple[str, str, int],
+        on_retry: OnRetry | None,
+    ) -> _Attempts:
+        """Call until an answer, a final error, or the retries are spent."""
+        judge = self.judge(config)
+        limiter = self.limiter(config)
+        out = _Attempts()
+        while True:
+            out.attempts += 1
+            call = make_call(out.attempts)
+            estimate = (len(call.prompt.system) + len(call.prompt.user)) // 4
+            out.raw, out.error = None, None
+            # The endpoint's pacing first, so a rate-limited endpoint never idles global slots.
+            async with limiter.slot(estimate), self._global:
+                start = clock()
+                if out.dispatched is None:
+                    out.dispatched = start
+                try:
+                    async with asyncio.timeout(config.timeout_s):
+                        out.raw = await judge.complete(call)
+                except TimeoutError:
+                    out.error = TransportFailure(
+                        f"no answer within timeout_s={config.timeout_s}", kind="timeout"
+                    )
+                except (TransportError, JudgeOutputError) as exc:
+                    out.error = exc
+                except JuratError:
+                    raise  # configuration problems stop the job; they are not votes
+                except Exception as exc:  # an adapter bug must not take the panel down
+                    out.error = JudgeOutputError(f"{type(exc).__name__}: {exc}", kind="adapter_error")
+                out.latency = clock() - start
+            if out.raw is not None:
+                used = out.raw.usage
+                limiter.settle(estimate, sum(used.values()) if used else None)
+            self._record(config, record_key, out)
+            error = out.error
+            if (
+                isinstance(error, TransportError)
+                and error.kind in RETRYABLE_KINDS
+                and out.attempts <= config.retries
+            ):
+                sample_key = f"{config.id}/{record_key[1]}/{record_key[2]}"
+                await _call(on_retry, sample_key, out.attempts, error.kind)
+                await self._sleep(self._backoff(out.attempts, error))
+                continue
+            return out
+
+    def _record(self, config: JudgeConfig, key: tuple[str, str, int], out: _Attempts) -> None:
+        if self.recorder is None:
+            return
+        raw = out.raw
+        kind = out.error.kind if isinstance(out.error, TransportError) else None
+        self.recorder.record(
+            ReplayRecord(
+                judge=config.id,
+                artifact_sha256=key[0],
+                criterion=key[1],
+                sample=key[2],
+                attempt=out.attempts,
+                text=raw.text if raw else None,
+                error=kind,
+                finish=raw.finish if raw else None,
+                refusal=raw.refusal if raw else None,
+                envelope_error=raw.envelope_error if raw else None,
+                returned_model=raw.returned_model if raw else None,
+                system_fingerprint=raw.system_fingerprint if raw else None,
+                usage=raw.usage if raw else {},
+            )
+        )
+
+    async def run_samples(
+        self,
+        policy: Policy,
+        artifact: Artifact,
+        bundle: EvidenceBundle,
+        gates: Sequence[GateOutcome],
+        *,
+        existing: Sequence[Vote] = (),
+        on_vote: OnVote | None = None,
+        on_retry: OnRetry | None = None,
+        telemetry: SampleTelemetry | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        started: float | None = None,
+    ) -> list[Vote]:
+        """Plan, skip what is recorded, dispatch the rest; see ``run_samples``."""
+        started = clock() if started is None else started
+        plan = plan_samples(policy, artifact)
+        bundle = judge_bundle(artifact, bundle)
+        self._check(policy, {p.kind for p in plan})
+        done = _index_existing(plan, existing)
+        hard_gates = policy.rubric.hard_gates if policy.rubric else ()
+        job = _Job(policy, artifact, bundle, gates, hard_gates, started, clock)
+        lock = asyncio.Lock()
+        new: dict[tuple[str, str, int], Vote] = {}
+
+        async def one(planned: PlannedSample) -> None:
+            vote = await self._sample(job, planned, on_retry)
+            new[planned.key] = vote
+            async with lock:  # the runner appends to a ledger: one vote at a time
+                if telemetry is not None:
+                    telemetry.sample(artifact.id, vote, of=planned.of, label=_label(vote, planned.kind))
+                await _call(on_vote, vote)
+
+        pending = [p for p in plan if p.key not in done]
+        try:
+            async with asyncio.TaskGroup() as group:
+                for planned in pending:
+                    group.create_task(one(planned))
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        return [done[p.key] if p.key in done else new[p.key] for p in plan]
+
+    async def _sample(
+        self, job: _Job, planned: PlannedSample, on_retry: OnRetry | None
+    ) -> Vote:
+        config = planned.judge
+        artifact = job.artifact
+        prompt_id = ""
+
+        def make_call(attempt: int) -> JudgeCall:
+            nonlocal prompt_id
+            prompt = job.render(planned)  # fresh delimiters for every call
+            prompt_id = prompt.prompt_id
+            return JudgeCall(
+                kind=planned.kind,
+                prompt=prompt,
+                temperature=config.temperature,
+                max_tokens=config.max_tokens,
+                artifact=artifact,
+                criterion=planned.criterion,
+                sample=planned.sample,
+                attempt=attempt,
+                order=planned.order,
+                gates_pass=job.gates_ok,
+                bundle_size=len(job.bundle.items),
+            )
+
+        out = await self._attempts(
+            config,
+            make_call,
+            clock=job.clock,
+            record_key=(artifact.sha256, planned.criterion, planned.sample),
+            on_retry=on_retry,
+        )
+        raw = out.raw
+        answer: dict[str, Any] | None = None
+        error = out.error.kind if isinstance(out.error, TransportError | JudgeOutputError) else None
+        if raw is not None:
+            try:
+                answer = interpret(
+                    raw,
+                    planned.kind,
+                    artifact_sha256=artifact.sha256,
+                    bundle_size=len(job.bundle.items),
+                    gates=job.gates,
+                    hard_gates=job.hard_gates,
+                )
+            except JudgeOutputError as exc:
+                error = exc.kind
+        return Vote(
+            judge=config.id,
+            criterion=planned.criterion,
+            sample=planned.sample,
+            attempts=out.attempts,
+            order=planned.order,
+            answer=answer,
+            error=error,
+            returned_model=raw.returned_model if raw else None,
+            system_fingerprint=raw.system_fingerprint if raw else None,
+            usage=raw.usage if raw else {},
+            dispatch_ms=_ms((out.dispatched or job.started) - job.started),
+            latency_ms=_ms(out.latency),
+            prompt_id=prompt_id,
+        )
+
+    async def complete_text(
+        self,
+        config: JudgeConfig,
+        prompt: str,
+        *,
+        temperature: float,
+        max_tokens: int | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> RawResponse:
+        """See ``complete_text``."""
+        judge = self.judge(config)
+        judge.preflight()
+        digest = execution_key(prompt)
+        subject = Artifact(id="execution", sha256=digest, media_type="text/plain")
+        text_prompt = Prompt(template_id="jurat/execution", version="caller", user=prompt)
+
+        def make_call(attempt: int) -> JudgeCall:
+            return JudgeCall(
+                kind="text",
+                prompt=text_prompt,
+                temperature=temperature,
+                max_tokens=max_tokens or config.max_tokens,
+                artifact=subject,
+                criterion="execution",
+                attempt=attempt,
+            )
+
+        out = await self._attempts(
+            config,
+            make_call,
+            clock=time.monotonic,
+            record_key=(digest, "execution", 0),
+            on_retry=on_retry,
+        )
+        if out.error is not None:
+            raise out.error
+        assert out.raw is not None
+        return out.raw.model_copy(update={"attempts": out.attempts})
+
+
+def _index_existing(
+    plan: Sequence[PlannedSample], existing: Sequence[Vote]
+) -> dict[tuple[str, str, int], Vote]:
+    """Recorded votes by sample identity; a vote outside the plan means the policy changed."""
+    planned = {p.key: p for p in plan}
+    done: dict[tuple[str, str, int], Vote] = {}
+    for vote in existing:
+        key = (vote.judge, vote.criterion, vote.sample)
+        if key not in planned:
+            raise ConfigError(f"recorded vote {key} is not in this policy's sample plan")
+        if key in done:
+            raise ConfigError(f"recorded vote {key} appears twice")
+        if vote.order != planned[key].order:
+            raise ConfigError(
+                f"recorded vote {key} was presented {vote.order}, the plan says {planned[key].order}"
+            )
+        done[key] = vote
+    return done
+
+
+class _Job:
+    """What every sample of one artifact's job shares."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        artifact: Artifact,
+        bundle: EvidenceBundle,
+        gates: Sequence[GateOutcome],
+        hard_gates: Sequence[str],
+        started: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.policy = policy
+        self.artifact = artifact
+        self.bundle = bundle
+        self.gates = tuple(gates)
+        self.hard_gates = tuple(hard_gates)
+        self.gates_ok = hard_gates_pass(gates, hard_gates)
+        self.started = started
+        self.clock = clock
+
+    def render(self, planned: PlannedSample) -> Prompt:
+        if planned.kind in ("rubric", "pairwise"):
+            assert self.policy.rubric is not None
+            return render_decision(
+                self.policy.rubric, self.artifact, self.bundle, self.gates, order=planned.order
+            )
+        if planned.kind == "criterion":
+            assert planned.item is not None
+            return render_criterion(planned.item, self.artifact, self.gates)
+        return render_equivalence(self.artifact)
+
+
+_ENGINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Engine] = weakref.WeakKeyDictionary()
+
+
+def default_engine() -> Engine:
+    """The engine of the running event loop (adapters and limits are per loop)."""
+    loop = asyncio.get_running_loop()
+    engine = _ENGINES.get(loop)
+    if engine is None:
+        engine = _ENGINES[loop] = Engine()
+    return engine
+
+
+async def run_samples(
+    policy: Policy,
+    artifact: Artifact,
+    bundle: EvidenceBundle,
+    gates: Sequence[GateOutcome],
+    *,
+    existing: Sequence[Vote] = (),
+    on_vote: OnVote | None = None,
+    on_retry: OnRetry | None = None,
+    telemetry: SampleTelemetry | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    started: float | None = None,
+    engine: Engine | None = None,
+) -> list[Vote]:
+    """Run every planned judge sample of one artifact's job and return all its votes.
+
+    The plan (``plan_samples``) is fixed before dispatch: rubric ``judge.samples`` per judge;
+    pairwise the same with a seeded presentation order per sample (``Vote.order``); criteria
+    ``suite.samples`` or ``suite.blocker_samples`` per item; equivalence
+    ``policy.equivalence.votes``. Samples already in ``existing`` are not sampled again.
+    The rest run concurrently within the limits; ``on_vote`` is awaited for each vote as soon
+    as it is final, one at a time; ``on_retry(sample key, failed attempt, kind)`` for each
+    transport retry. Returns existing and new votes in dispatch order (panel order,
+    criterion order, k). ``dispatch_ms`` counts from ``started`` (default: now).
+
+    Raises ConfigError (missing API key, a stub that cannot judge this kind, a recorded vote
+    outside the plan) or DestinationError before any request is sent.
+    """
+    return await (engine or default_engine()).run_samples(
+        policy,
+        artifact,
+        bundle,
+        gates,
+        existing=existing,
+        on_vote=on_vote,
+        on_retry=on_retry,
+        telemetry=telemetry,
+        clock=clock,
+        started=started,
+    )
+
+
+async def complete_text(
+    config: JudgeConfig,
+    prompt: str,
+    *,
+    temperature: float,
+    max_tokens: int | None = None,
+    on_retry: OnRetry | None = None,
+    engine: Engine | None = None,
+) -> RawResponse:
+    """Run the subject under test once (the execution phase), pinned at ``temperature``.
+
+    Seed 001 §3: pass the policy's ``execution_temperature`` (greedy by default) so the
+    output being judged is not a fresh random draw every run. Transport failures are
+    retried like judge calls; when they persist, TransportError is raised.
+    """
+    return await (engine or default_engine()).complete_text(
+        config, prompt, temperature=temperature, max_tokens=max_tokens, on_retry=on_retry
+    )
+
+
+def judge_pins(policy: Policy) -> list[dict[str, Any]]:
+    """What the receipt pins per judge: model, prompt id@version, schema, decoding, digest."""
+    from jurat.judges._prompts import TEMPLATE_FOR_KIND
+    from jurat.judges._validate import SCHEMA_FOR_KIND
+
+    pins = []
+    for config in policy.judges:
+        decoding: dict[str, Any] = {
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "structured_output": config.structured_output,
+        }
+        if policy.criteria is not None:
+            decoding["execution_temperature"] = policy.criteria.execution_temperature
+        pins.append(
+            {
+                "id": config.id,
+                "provider": config.provider,
+                "model": config.model,
+                "prompt_id": TEMPLATE_FOR_KIND[policy.kind],
+                "schema_id": SCHEMA_FOR_KIND[policy.kind],
+                "decoding": decoding,
+                "config_sha256": digest_json(config),
+            }
+        )
+    return pins
+

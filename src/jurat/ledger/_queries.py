@@ -1,0 +1,73 @@
+"""Small reads shared by the Ledger, checkpoint signing and proofs (inside a transaction)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, Table, select
+
+from jurat.errors import TamperError
+from jurat.ledger._entry import entry_from_row
+from jurat.ledger._models import ReviewSlot
+
+__all__ = ["current_size", "now", "receipt_row", "review_slot", "stored_leaves"]
+
+
+def now() -> str:
+    """UTC time as stored in ``recorded_at``: RFC 3339 with microseconds and ``Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def current_size(conn: Connection, entries: Table) -> int:
+    """Number of entries: the tail's seq + 1."""
+    tail = conn.execute(select(entries.c.seq).order_by(entries.c.seq.desc()).limit(1)).scalar()
+    return 0 if tail is None else int(tail) + 1
+
+
+def stored_leaves(conn: Connection, entries: Table, size: int) -> list[bytes]:
+    """Stored leaf hashes of seq 0 .. size - 1, refusing a gap."""
+    rows = conn.execute(
+        select(entries.c.seq, entries.c.leaf_hash)
+        .where(entries.c.seq < size)
+        .order_by(entries.c.seq)
+    ).all()
+    for i, row in enumerate(rows):
+        if row.seq != i:
+            raise TamperError(f"seq {i}: entry missing (next stored seq is {row.seq})")
+    if len(rows) != size:
+        raise TamperError(f"seq {len(rows)}: entry missing")
+    return [bytes.fromhex(row.leaf_hash) for row in rows]
+
+
+def receipt_row(
+    conn: Connection,
+    entries: Table,
+    *,
+    job_id: str | None = None,
+    subject: tuple[str, str] | None = None,
+) -> Row[Any] | None:
+    """The newest receipt row for a job or for a (campaign, artifact)."""
+    query = (
+        select(entries).where(entries.c.kind == "receipt").order_by(entries.c.seq.desc()).limit(1)
+    )
+    if job_id is not None:
+        query = query.where(entries.c.job_id == job_id)
+    if subject is not None:
+        query = query.where(
+            entries.c.campaign_id == subject[0], entries.c.artifact_id == subject[1]
+        )
+    return conn.execute(query).first()
+
+
+def review_slot(conn: Connection, entries: Table, campaign_id: str, artifact_id: str) -> ReviewSlot:
+    """The review version the next receipt for (campaign, artifact) must carry."""
+    row = receipt_row(conn, entries, subject=(campaign_id, artifact_id))
+    if row is None:
+        return ReviewSlot(version=1)
+    entry = entry_from_row(row._mapping)
+    return ReviewSlot(
+        version=int(entry.payload["review_version"]) + 1,
+        supersedes=str(entry.payload["receipt_sha256"]),
+        previous_seq=entry.seq,
+    )

@@ -1,0 +1,209 @@
+"""The records of the ``https://jurat.dev/decision/v1`` predicate and its in-toto statement.
+
+They are the predicate's schema: ``build_statement`` fills them and dumps them to JSON,
+and the verifier parses the signed JSON back into them and requires the re-dump to be
+the same JSON, so that what a reader sees is exactly what the fold read.
+``docs/receipt-format.md`` §6 describes every field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pydantic
+from pydantic import ConfigDict, Field
+
+from jurat.models import Decision, Frozen, GateOutcome, Policy, Vote
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://jurat.dev/decision/v1"
+ReplayFidelity = Literal["RF-1", "RF-2"]
+
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
+class CampaignPart(Frozen):
+    """``predicate.campaign``: the pinned policy, whole, with its digest."""
+
+    id: str
+    """Campaign id (``policy.id``)."""
+    kind: str
+    """Campaign kind (``policy.kind``)."""
+    rubric_version: str | None
+    """``policy.rubric.version`` for rubric and pairwise campaigns, else null."""
+    policy_sha256: str = Field(pattern=_SHA256)
+    """sha256 of the RFC 8785 canonical JSON of ``policy``."""
+    policy: Policy
+    """The policy the fold read (judge configs name API-key variables, never keys)."""
+
+
+class ArtifactPart(Frozen):
+    """``predicate.artifact``: the evaluated artifact, also the statement's subject."""
+
+    id: str
+    """Artifact id."""
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of its content (pairs: of the canonical JSON of both parts' digests)."""
+    media_type: str
+    """Its media type."""
+
+
+class TaskRef(Frozen):
+    """``predicate.inputs.task``."""
+
+    id: str | None
+    """The task or test-case id the artifact answers, when known."""
+    version: str
+    """``policy.task_version``."""
+
+
+class UpstreamReceipt(Frozen):
+    """One earlier-stage receipt this decision relies on (seed 000: Stage 1/2 receipts)."""
+
+    name: str
+    """What it is, e.g. ``stage1`` or a receipt file name."""
+    sha256: str = Field(pattern=_SHA256)
+    """Its receipt digest."""
+
+
+class EvidenceRef(Frozen):
+    """One evidence item, listed without its excerpt (which may quote the artifact)."""
+
+    kind: str
+    """Evidence kind."""
+    tool: str
+    """Tool that produced it."""
+    tool_version: str
+    """Pinned tool version."""
+    sha256: str
+    """sha256 of the full evidence content."""
+    gate: str | None
+    """Gate it supports, if any."""
+
+
+class EvidencePart(Frozen):
+    """``predicate.inputs.evidence_bundle``."""
+
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of the canonical JSON of the whole evidence bundle (excerpts included)."""
+    items: tuple[EvidenceRef, ...]
+    """The items in citation order (index 0 is the artifact)."""
+
+
+class InputsPart(Frozen):
+    """``predicate.inputs``: what the evaluation was bound to besides the policy."""
+
+    assignment: str | None
+    """Assignment id (the job identity), when the runner supplies one."""
+    attempt: str | None
+    """Attempt identity, when the runner supplies one."""
+    job_id: str | None
+    """The evaluation job's id in the ledger, when the runner supplies one."""
+    task: TaskRef
+    """The task and its version."""
+    contributor: str | None
+    """Who submitted the artifact."""
+    upstream_receipts: tuple[UpstreamReceipt, ...]
+    """Earlier receipts, by digest."""
+    evidence_bundle: EvidencePart
+    """The evidence bundle the judges saw."""
+
+
+class Decoding(Frozen):
+    """A judge's pinned decoding parameters."""
+
+    temperature: float
+    """Sampling temperature."""
+    max_tokens: int
+    """Output token budget."""
+    seed: int
+    """Seed (sim judge; presentation-order draws)."""
+    structured_output: bool
+    """Whether JSON-schema structured output was requested."""
+
+
+class JudgePart(Frozen):
+    """One entry of ``predicate.judges``, in panel order."""
+
+    id: str
+    """Judge id."""
+    provider: str
+    """Provider."""
+    model: str
+    """Pinned model id (returned models are in each vote)."""
+    prompt_id: str | None
+    """Prompt template id@version; null when its votes used several (see each vote)."""
+    schema_id: str | None
+    """Output schema id, when the runner supplies it."""
+    decoding: Decoding
+    """Decoding parameters."""
+    config_sha256: str = Field(pattern=_SHA256)
+    """sha256 of the canonical JSON of this judge's entry in ``campaign.policy.judges``."""
+
+
+class ReviewPart(Frozen):
+    """``predicate.review``: monotonic review versions (seed 000)."""
+
+    version: int = Field(ge=1)
+    """1 for a first review; each change of bytes is a new, higher version."""
+    supersedes: str | None = Field(pattern=_SHA256)
+    """Receipt digest of the version this one replaces; null exactly when version is 1."""
+    adjudication: dict[str, Any] | None
+    """An explicit adjudication record, if any (it does not alter the re-derived decision)."""
+
+    @pydantic.model_validator(mode="after")
+    def _chain(self) -> ReviewPart:
+        if (self.version == 1) != (self.supersedes is None):
+            raise ValueError("supersedes must be null for version 1 and set for later versions")
+        return self
+
+
+class DecisionPredicate(Frozen):
+    """The predicate: every fold input, the decision, and how to replay it."""
+
+    jurat_version: str
+    """jurat version that produced the receipt."""
+    fold_rule: str
+    """Aggregation rule id the verifier must re-run, e.g. ``jurat.fold/v1``."""
+    replay_fidelity_level: ReplayFidelity
+    """RF-1: the fold replays from the votes; RF-2: the votes reproduce too."""
+    campaign: CampaignPart
+    """The campaign and its pinned policy."""
+    artifact: ArtifactPart
+    """The artifact."""
+    inputs: InputsPart
+    """Assignment, task, contributor, upstream receipts, evidence bundle."""
+    gates: tuple[GateOutcome, ...]
+    """Deterministic gate outcomes the fold read."""
+    judges: tuple[JudgePart, ...]
+    """The judge panel's pinned configuration."""
+    votes: tuple[Vote, ...]
+    """Every recorded sample in dispatch order, errors included."""
+    decision: Decision
+    """The fold's output."""
+    review: ReviewPart
+    """Review version and the receipt it supersedes."""
+
+
+class Subject(Frozen):
+    """An in-toto subject."""
+
+    name: str
+    """Artifact id."""
+    digest: dict[str, str]
+    """``{"sha256": <hex>}``."""
+
+
+class Statement(Frozen):
+    """An in-toto Statement v1 carrying the decision predicate."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    statement_type: str = Field(alias="_type")
+    """``https://in-toto.io/Statement/v1``."""
+    subject: tuple[Subject, ...]
+    """Exactly one subject: the artifact."""
+    predicate_type: str = Field(alias="predicateType")
+    """``https://jurat.dev/decision/v1``."""
+    predicate: DecisionPredicate
+    """The decision predicate."""
