@@ -26,13 +26,12 @@ from .test_ledger_concurrency import child_args, child_env
 ROUNDS = 50
 
 
-def _kill_rounds(target: Target, tmp_path: Path, rounds: int, budget_s: float) -> int:
+def _kill_rounds(target: Target, tmp_path: Path, rounds: int) -> int:
     key = tmp_path / "log.key"
     signer = load_or_create_log_key(key)
     target.open().close()
     rng = random.Random(20261129)
     committed: dict[int, tuple[str, str]] = {}
-    started = time.monotonic()
     landed_mid_run = 0
     for run in range(rounds):
         proc = subprocess.Popen(
@@ -70,7 +69,6 @@ def _kill_rounds(target: Target, tmp_path: Path, rounds: int, budget_s: float) -
                     e.payload["review_version"] for e in by_seq.values() if e.artifact_id == subject
                 ]
                 assert versions == list(range(1, len(versions) + 1))
-        assert time.monotonic() - started < budget_s, f"too slow after {run + 1} rounds"
     assert len(committed) > rounds  # the kills landed after real work, not only at start-up
     return landed_mid_run
 
@@ -79,7 +77,7 @@ def _kill_rounds(target: Target, tmp_path: Path, rounds: int, budget_s: float) -
 def test_sigkill_never_loses_a_reported_commit_sqlite(
     sqlite_target: Target, tmp_path: Path
 ) -> None:
-    landed = _kill_rounds(sqlite_target, tmp_path, ROUNDS, budget_s=90)
+    landed = _kill_rounds(sqlite_target, tmp_path, ROUNDS)
     assert landed >= ROUNDS // 2
 
 
@@ -88,4 +86,4 @@ def test_sigkill_never_loses_a_reported_commit_sqlite(
 def test_sigkill_never_loses_a_reported_commit_postgresql(
     pg_target: Target, tmp_path: Path
 ) -> None:
-    _kill_rounds(pg_target, tmp_path, 12, budget_s=40)
+    _kill_rounds(pg_target, tmp_path, 12)

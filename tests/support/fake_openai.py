@@ -444,7 +444,9 @@ class FakeOpenAI:
         parent, child = ctx.Pipe()
         self._pipe = parent
         self._child = ctx.Process(
-            target=_child, args=(self._behaviour, self._latency_s, self._counter, child), daemon=True
+            target=_child,
+            args=(self._behaviour, self._latency_s, self._counter, child),
+            daemon=True,
         )
         self._child.start()
         for _ in range(300):

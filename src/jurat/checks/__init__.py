@@ -5,8 +5,21 @@ lints it with the pinned ruff, runs the campaign's pytest files inside
 bubblewrap, measures coverage, complexity, property tests and (optionally)
 mutation sensitivity, and returns one gate outcome per step plus the
 evidence items a judge cites by index. A failed required gate is a veto.
+
+The deterministic answer-equivalence pass of seed 002 (``_answers``) is
+re-exported here too, so the runner finds every deterministic check in one
+package.
 """
 
+from jurat.checks._answers import (
+    EQUIVALENCE_RULE,
+    AnswerCheck,
+    Extracted,
+    InvarianceVerdict,
+    deterministic_equivalence,
+    extract_final_answer,
+    invariance_verdict,
+)
 from jurat.checks._cli import check_main, parse_limits
 from jurat.checks._complexity import CFG_POLICY, function_complexity
 from jurat.checks._humaneval import humaneval_to_files, load_humaneval
@@ -36,25 +49,32 @@ from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
 __all__ = [
     "CFG_POLICY",
     "DEFAULT_HARD_GATES",
+    "EQUIVALENCE_RULE",
     "GATE_IDS",
     "IMPORT_POLICIES",
     "MUTATION_OPERATORS",
     "SANDBOX_PROTOCOL",
+    "AnswerCheck",
     "CaseResult",
     "CheckReport",
     "CoverageStats",
+    "Extracted",
     "Finding",
     "FunctionComplexity",
     "ImportPolicy",
+    "InvarianceVerdict",
     "Mutant",
     "MutantResult",
     "RunOutcome",
     "SandboxRun",
     "check_main",
     "cores",
+    "deterministic_equivalence",
+    "extract_final_answer",
     "function_complexity",
     "humaneval_to_files",
     "inspect_operations",
+    "invariance_verdict",
     "load_humaneval",
     "mutants",
     "parse_limits",

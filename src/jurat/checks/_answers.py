@@ -21,9 +21,10 @@ settled only when
    rounding of the other value ("0.33" vs "1/3"), a percent on one side only, or
    different units on both sides leave the pair to the judge.
 
-math-verify's own timeout is a SIGALRM, which works only in the main thread; elsewhere it
-is disabled, and the bound is that math-verify only ever reads a short span that already
-passed the strict grammar, so it cannot be handed adversarial input.
+math-verify's own timeout is a SIGALRM, which works only in the main thread (and replaces,
+then cancels, any alarm the caller had set); elsewhere it is disabled, and the bound is that
+math-verify only ever reads a short span that already passed the strict grammar, so it cannot
+be handed adversarial input.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ limits come from these controllers. Each run gets a fresh group under the
 caller's own group (so any limit already placed on the caller still applies),
 the sandbox's first process joins it before exec'ing bwrap, and the whole
 group is SIGKILLed at the end, which also removes double-forked daemons.
+
+When the ``cpu`` controller is available the run also gets its own CPU group,
+capped at one core and weighted like a single process, so that a fork bomb
+in one run cannot starve concurrent runs into false timeouts. It is
+fairness, not containment, so a host without it still runs checks.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from jurat.models._base import Frozen
 __all__ = ["GroupStats", "RunGroup", "controller_dirs"]
 
 _CONTROLLERS = ("pids", "memory")
+_OPTIONAL = ("cpu",)
+_CPU_PERIOD_US = 100_000
 _COUNTER = itertools.count()
 _PREFIX = "jurat-"
 
@@ -50,7 +57,7 @@ def _mounts() -> dict[str, tuple[Path, str]]:
             if len(extra) < 3 or extra[0] != "cgroup":
                 continue
             options = set(extra[2].split(","))
-            for controller in _CONTROLLERS:
+            for controller in _CONTROLLERS + _OPTIONAL:
                 if controller in options and controller not in found:
                     found[controller] = (Path(fields[4]), fields[3])
     return found
@@ -81,18 +88,30 @@ def controller_dirs() -> dict[str, Path]:
                 "limits cannot be enforced (fix: run on a host with cgroup v1 pids and "
                 "memory controllers, as root)"
             )
-        mount, root = mounts[controller]
-        relative = own[controller]
-        if root != "/" and relative.startswith(root):
-            relative = relative[len(root) :]
-        directory = mount / relative.lstrip("/")
-        if not os.access(directory, os.W_OK):
+        directory = _controller_dir(mounts, own, controller)
+        if directory is None or not os.access(directory, os.W_OK):
             raise SandboxError(
                 f"cannot create a cgroup under {directory} (not writable); process and "
                 "memory limits cannot be enforced (fix: run jurat checks as root)"
             )
         dirs[controller] = directory
+    for controller in _OPTIONAL:
+        optional = _controller_dir(mounts, own, controller)
+        if optional is not None and os.access(optional, os.W_OK):
+            dirs[controller] = optional
     return dirs
+
+
+def _controller_dir(
+    mounts: dict[str, tuple[Path, str]], own: dict[str, str], controller: str
+) -> Path | None:
+    if controller not in mounts or controller not in own:
+        return None
+    mount, root = mounts[controller]
+    relative = own[controller]
+    if root != "/" and relative.startswith(root):
+        relative = relative[len(root) :]
+    return mount / relative.lstrip("/")
 
 
 def _read_int_field(path: Path, key: str) -> int:
@@ -156,6 +175,9 @@ class RunGroup:
             if memsw.exists():
                 # Without this a run could push its pages to swap instead of being limited.
                 memsw.write_text(str(memory_bytes), encoding="ascii")
+            if "cpu" in dirs:
+                (dirs["cpu"] / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US), "ascii")
+                (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(_CPU_PERIOD_US), "ascii")
         except OSError as exc:
             RunGroup(dirs).remove()
             raise SandboxError(f"cannot set up the run's cgroup: {exc}") from exc
@@ -164,7 +186,7 @@ class RunGroup:
     @property
     def procs_files(self) -> tuple[str, ...]:
         """The ``cgroup.procs`` files the sandbox's first process writes itself into."""
-        return tuple(str(self._dirs[c] / "cgroup.procs") for c in _CONTROLLERS)
+        return tuple(str(directory / "cgroup.procs") for directory in self._dirs.values())
 
     def pids(self) -> list[int]:
         """Every process currently in the group."""

@@ -59,7 +59,12 @@ _AS_HEADROOM_BYTES = 512 * 1024 * 1024
 _MAX_RESULT_BYTES = 16 * 1024 * 1024
 _SITE_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "coverage", "hypothesis")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
-_SH_JOIN_CGROUP = 'for f in "$1" "$2"; do echo $$ > "$f" || exit 125; done; shift 2; exec "$@"'
+# The first process joins every group of the run and only then becomes bwrap, so
+# nothing of the sandbox ever runs outside the groups (no preexec_fn in threads).
+_SH_JOIN_CGROUP = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); '
+    'done; exec "$@"'
+)
 
 
 class Runtime(Frozen):
@@ -325,7 +330,8 @@ def run_tests(
 def _launch(
     rt: Runtime, limits: Limits, group: RunGroup, control_fd: int, result_fd: int, nonce: str
 ) -> SandboxRun:
-    argv = ["/bin/sh", "-c", _SH_JOIN_CGROUP, "sh", *group.procs_files]
+    procs = group.procs_files
+    argv = ["/bin/sh", "-c", _SH_JOIN_CGROUP, "sh", str(len(procs)), *procs]
     argv += _bwrap_argv(rt, limits, control_fd, result_fd)
     start = time.monotonic()
     cleanup_ok = False

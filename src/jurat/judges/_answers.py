@@ -34,9 +34,7 @@ def criterion_text(verdict: str, why: str) -> str:
     return json.dumps({"verdict": verdict, "explanation": why})
 
 
-def equivalence_text(
-    decision: str, why: str, a: str | None = None, b: str | None = None
-) -> str:
+def equivalence_text(decision: str, why: str, a: str | None = None, b: str | None = None) -> str:
     """Seed 002 §4's line format."""
     return (
         f"DECISION: {decision}\nREASON: {why}\n"

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from jurat.errors import ConfigError, DependencyError, JudgeOutputError
-from jurat.judges._http import connection_failure, http_client, status_error
+from jurat.judges._http import connection_failure, http_client, status_error, usage_of
 from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
@@ -44,12 +44,7 @@ def parse_message(body: bytes, tool: str | None) -> RawResponse:
         return RawResponse(text=None, envelope_error=kind)
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
         return RawResponse(text=None, envelope_error="malformed_response")
-    usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    usage = {
-        k: v
-        for k in ("input_tokens", "output_tokens")
-        if isinstance(v := usage_data.get(k), int) and not isinstance(v, bool)
-    }
+    usage = usage_of(data, "input_tokens", "output_tokens")
     stop = data.get("stop_reason")
     meta: dict[str, Any] = {
         "returned_model": data.get("model") if isinstance(data.get("model"), str) else None,

@@ -32,6 +32,7 @@ from jurat.errors import (
 )
 from jurat.fold import canonical_preference
 from jurat.judges._factory import make_judge
+from jurat.judges._order import presentation_order
 from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
 from jurat.judges._protocol import (
     RETRYABLE_KINDS,
@@ -66,7 +67,6 @@ __all__ = [
     "judge_bundle",
     "judge_pins",
     "plan_samples",
-    "presentation_order",
     "run_samples",
 ]
 
@@ -100,23 +100,15 @@ class PlannedSample(Frozen):
         return (self.judge.id, self.criterion, self.sample)
 
 
-def presentation_order(seed: int, artifact_sha256: str, sample: int) -> str:
-    """Seed 000: presentation order drawn per sample from a recorded, seeded RNG.
-
-    ``random.Random`` seeded with a string hashes it with SHA-512, so the draw is the same on
-    every machine and Python process for the same (judge seed, artifact, k).
-    """
-    rng = random.Random(f"jurat.order/v1:{seed}:{artifact_sha256}:{sample}")
-    return "AB" if rng.random() < 0.5 else "BA"
-
-
 def plan_samples(policy: Policy, artifact: Artifact) -> list[PlannedSample]:
     """Every sample of the job in dispatch order: judge panel order, criterion order, k."""
     plan: list[PlannedSample] = []
     for judge in policy.judges:
         if policy.kind == "rubric":
             plan.extend(
-                PlannedSample(judge=judge, criterion="rubric", sample=k, of=judge.samples, kind="rubric")
+                PlannedSample(
+                    judge=judge, criterion="rubric", sample=k, of=judge.samples, kind="rubric"
+                )
                 for k in range(judge.samples)
             )
         elif policy.kind == "pairwise":
@@ -145,7 +137,9 @@ def plan_samples(policy: Policy, artifact: Artifact) -> list[PlannedSample]:
         else:
             n = policy.equivalence.votes if policy.equivalence else 1
             plan.extend(
-                PlannedSample(judge=judge, criterion="equivalence", sample=k, of=n, kind="equivalence")
+                PlannedSample(
+                    judge=judge, criterion="equivalence", sample=k, of=n, kind="equivalence"
+                )
                 for k in range(n)
             )
     return plan
@@ -261,7 +255,7 @@ class Engine:
         retry_after = failure.retry_after if isinstance(failure, TransportFailure) else None
         if retry_after is not None:
             return min(retry_after, max(self.backoff_max_s, 60.0))
-        base = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
+        base = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
         return base * (0.5 + self._rng.random() / 2)  # jitter spreads a panel's retries
 
     def _check(self, policy: Policy, kinds: set[CallKind]) -> None:
@@ -315,7 +309,9 @@ class Engine:
                 except JuratError:
                     raise  # configuration problems stop the job; they are not votes
                 except Exception as exc:  # an adapter bug must not take the panel down
-                    out.error = JudgeOutputError(f"{type(exc).__name__}: {exc}", kind="adapter_error")
+                    out.error = JudgeOutputError(
+                        f"{type(exc).__name__}: {exc}", kind="adapter_error"
+                    )
                 out.latency = clock() - start
             if out.raw is not None:
                 used = out.raw.usage
@@ -386,7 +382,9 @@ class Engine:
             new[planned.key] = vote
             async with lock:  # the runner appends to a ledger: one vote at a time
                 if telemetry is not None:
-                    telemetry.sample(artifact.id, vote, of=planned.of, label=_label(vote, planned.kind))
+                    telemetry.sample(
+                        artifact.id, vote, of=planned.of, label=_label(vote, planned.kind)
+                    )
                 await _call(on_vote, vote)
 
         pending = [p for p in plan if p.key not in done]
@@ -398,9 +396,7 @@ class Engine:
             raise failed.exceptions[0] from None
         return [done[p.key] if p.key in done else new[p.key] for p in plan]
 
-    async def _sample(
-        self, job: _Job, planned: PlannedSample, on_retry: OnRetry | None
-    ) -> Vote:
+    async def _sample(self, job: _Job, planned: PlannedSample, on_retry: OnRetry | None) -> Vote:
         config = planned.judge
         artifact = job.artifact
         prompt_id = ""
@@ -515,7 +511,8 @@ def _index_existing(
             raise ConfigError(f"recorded vote {key} appears twice")
         if vote.order != planned[key].order:
             raise ConfigError(
-                f"recorded vote {key} was presented {vote.order}, the plan says {planned[key].order}"
+                f"recorded vote {key} was presented {vote.order}, "
+                f"the plan says {planned[key].order}"
             )
         done[key] = vote
     return done
@@ -655,4 +652,3 @@ def judge_pins(policy: Policy) -> list[dict[str, Any]]:
             }
         )
     return pins
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jurat.errors import JudgeOutputError
 from jurat.judges._protocol import TransportFailure
@@ -11,7 +11,7 @@ from jurat.models import JudgeConfig
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["connection_failure", "http_client", "status_error"]
+__all__ = ["connection_failure", "http_client", "status_error", "usage_of"]
 
 
 def http_client(config: JudgeConfig, base_url: str | None) -> httpx2.AsyncClient:
@@ -56,3 +56,16 @@ def connection_failure(exc: BaseException) -> Exception:
     if isinstance(exc.__cause__, ResponseTooLarge):
         return JudgeOutputError(str(exc.__cause__), kind="oversized")
     return TransportFailure(f"connection failed: {exc}", kind="connection")
+
+
+def usage_of(envelope: dict[str, Any], input_key: str, output_key: str) -> dict[str, int]:
+    """Token usage as ``input_tokens``/``output_tokens``, keeping only integer counts."""
+    usage = envelope.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for name, key in (("input_tokens", input_key), ("output_tokens", output_key)):
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value
+    return out

@@ -22,7 +22,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from jurat.errors import ConfigError, DependencyError, JudgeOutputError
-from jurat.judges._http import connection_failure, http_client, status_error
+from jurat.judges._http import connection_failure, http_client, status_error, usage_of
 from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
@@ -41,12 +41,10 @@ def _import_openai() -> Any:
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - openai is a core dependency
-        raise DependencyError("the openai-compat judge needs the openai SDK: pip install openai") from exc
+        raise DependencyError(
+            "the openai-compat judge needs the openai SDK: pip install openai"
+        ) from exc
     return openai
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_chat_completion(body: bytes) -> RawResponse:
@@ -58,15 +56,7 @@ def parse_chat_completion(body: bytes) -> RawResponse:
         return RawResponse(text=None, envelope_error=kind)
     if not isinstance(data, dict):
         return RawResponse(text=None, envelope_error="malformed_response")
-    usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    usage = {
-        key: value
-        for key, value in (
-            ("input_tokens", _int(usage_data.get("prompt_tokens"))),
-            ("output_tokens", _int(usage_data.get("completion_tokens"))),
-        )
-        if value is not None
-    }
+    usage = usage_of(data, "prompt_tokens", "completion_tokens")
     model = data.get("model") if isinstance(data.get("model"), str) else None
     fingerprint = data.get("system_fingerprint")
     meta: dict[str, Any] = {

@@ -190,7 +190,9 @@ def _gates_text(gates: Sequence[GateOutcome], hard_gates: Sequence[str]) -> str:
         detail = f" ({gate.detail})" if gate.detail else ""
         index = f", evidence [{gate.evidence_index}]" if gate.evidence_index is not None else ""
         lines.append(f"- {gate.id}: {gate.outcome}{detail} [{tag}{index}]")
-    lines.extend(f"- {g}: no outcome (counts as not passed) [hard gate]" for g in sorted(required - seen))
+    lines.extend(
+        f"- {g}: no outcome (counts as not passed) [hard gate]" for g in sorted(required - seen)
+    )
     return "\n".join(lines)
 
 
@@ -201,7 +203,9 @@ def _evidence_text(bundle: EvidenceBundle, nonce: str) -> str:
         if i == 0:
             lines.append(f"{head}: the candidate(s) below")
         elif item.excerpt:
-            lines.append(head + ":\n" + _block(f"EVIDENCE {i}", item.excerpt[:_EXCERPT_LIMIT], nonce))
+            lines.append(
+                head + ":\n" + _block(f"EVIDENCE {i}", item.excerpt[:_EXCERPT_LIMIT], nonce)
+            )
         else:
             lines.append(head)
     return "\n".join(lines)

@@ -123,12 +123,19 @@ class SimJudge:
             await asyncio.sleep(config.latency_ms / 1000)
         if call.kind == "text":
             return local(f"sim output {_uniforms('text', config.seed, item)[0]:.6f}", self._model)
-        error_draw = _uniforms("attempt", config.seed, item, call.criterion, call.sample, call.attempt)
+        error_draw = _uniforms(
+            "attempt", config.seed, item, call.criterion, call.sample, call.attempt
+        )
         if error_draw[0] < config.error_rate:
             raise TransportFailure("simulated transport failure", kind="http_5xx")
         kind = call.kind
         label = sim_label(
-            config, item, call.criterion, call.sample, kind, sim_truth(call.artifact, kind, call.criterion)
+            config,
+            item,
+            call.criterion,
+            call.sample,
+            kind,
+            sim_truth(call.artifact, kind, call.criterion),
         )
         text = self._text(call, label)
         if _uniforms("malformed", config.seed, item, call.criterion, call.sample)[0] < (

@@ -86,7 +86,9 @@ class SampleTelemetry:
     adds any other ``LogRecordExporter`` (tests use the in-memory one).
     """
 
-    def __init__(self, path: Path | str | None = None, *, exporter: LogRecordExporter | None = None):
+    def __init__(
+        self, path: Path | str | None = None, *, exporter: LogRecordExporter | None = None
+    ):
         from opentelemetry import _logs
 
         self.path = Path(path) if path is not None else None

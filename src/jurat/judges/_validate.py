@@ -105,7 +105,9 @@ def strict_loads(text: str | bytes, *, limit: int = MAX_ANSWER_BYTES) -> Any:
     if size > limit:
         raise JudgeOutputError(f"{size} bytes exceeds the {limit}-byte limit", kind="oversized")
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
+        return json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
+        )
     except JudgeOutputError:
         raise
     except (ValueError, RecursionError) as exc:
@@ -200,7 +202,9 @@ def _equivalence(text: str) -> dict[str, Any]:
         if set(lines) != set(_EQUIVALENCE_KEYS) or not all(
             v is None or isinstance(v, str | int | float) for v in lines.values()
         ):
-            raise JudgeOutputError("JSON answer needs exactly the four fields", kind="malformed_output")
+            raise JudgeOutputError(
+                "JSON answer needs exactly the four fields", kind="malformed_output"
+            )
         fields = {k: None if v is None else str(v) for k, v in lines.items()}
     else:
         fields = {}

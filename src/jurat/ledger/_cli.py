@@ -90,6 +90,9 @@ def _print_report(out: Console, report: LedgerReport) -> None:
     from rich.table import Table
 
     table = Table(title="ledger verified", show_header=False)
+    table.add_column("check", no_wrap=True)
+    # Hashes are for copying and comparing: fold them, never cut them.
+    table.add_column("value", overflow="fold")
     table.add_row("backend", report.backend)
     table.add_row("entries", str(report.tree_size))
     table.add_row("root hash", report.root_hash)

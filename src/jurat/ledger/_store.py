@@ -108,6 +108,9 @@ class Ledger:
         self._backend = backend
         self._t = backend.tables
         self.checkpoint_path = checkpoint_path
+        e = self._t.entries
+        self._tail_query = select(e.c.seq, e.c.entry_hash).order_by(e.c.seq.desc()).limit(1)
+        self._insert_stmt = e.insert()
 
     # -- lifecycle -------------------------------------------------------
 
@@ -230,9 +233,7 @@ class Ledger:
         artifact_id: str | None,
     ) -> Entry:
         e = self._t.entries
-        tail = conn.execute(
-            select(e.c.seq, e.c.entry_hash).order_by(e.c.seq.desc()).limit(1)
-        ).first()
+        tail = conn.execute(self._tail_query).first()
         seq, prev = (0, ZERO_HASH) if tail is None else (int(tail.seq) + 1, str(tail.entry_hash))
         row: dict[str, Any] = {
             "seq": seq,
@@ -248,7 +249,8 @@ class Ledger:
         hashed = entry_bytes(**{k: v for k, v in row.items() if k != "payload"})
         row["entry_hash"] = hashlib.sha256(hashed).hexdigest()
         row["leaf_hash"] = leaf_hash(hashed).hex()
-        conn.execute(e.insert().values(**row))
+        # Parameters, not .values(): one cached statement for every append.
+        conn.execute(self._insert_stmt, row)
         return entry_from_row(row)
 
     # -- reading ---------------------------------------------------------

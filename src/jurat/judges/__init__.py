@@ -1,0 +1,113 @@
+"""Judges: provider adapters, prompt templates, the N-sample engine, strict validation.
+
+The runner calls ``run_samples`` once per artifact job; it plans every (judge, criterion,
+sample) from the policy before dispatch, never resamples a recorded sample, retries only
+transport failures (as attempts of the same sample), validates every answer strictly and
+returns every vote, errors included. ``make_judge`` builds one adapter: ``openai-compat``
+and ``anthropic`` (the official SDKs, imported lazily), ``sim`` (a seeded noisy panel),
+``stub:<name>`` and ``replay``.
+"""
+
+from jurat.judges._cost import CostSummary, PhaseCost, cost_summary, format_cost_table, phase_cost
+from jurat.judges._engine import (
+    Engine,
+    PlannedSample,
+    complete_text,
+    default_engine,
+    judge_bundle,
+    judge_pins,
+    plan_samples,
+    run_samples,
+)
+from jurat.judges._factory import make_judge
+from jurat.judges._order import order_reversal_consistency, presentation_order
+from jurat.judges._prompts import (
+    EQUIVALENCE_PROMPT_ID,
+    TEMPLATE_FOR_KIND,
+    TEMPLATES,
+    render_criterion,
+    render_decision,
+    render_equivalence,
+)
+from jurat.judges._protocol import (
+    RETRYABLE_KINDS,
+    CallKind,
+    Judge,
+    JudgeCall,
+    Prompt,
+    RawResponse,
+    TransportFailure,
+)
+from jurat.judges._ratelimit import EndpointLimiter, TokenBucket
+from jurat.judges._replay import ReplayJudge, ReplayRecord, ReplayRecorder
+from jurat.judges._sim import SIM_LABELS, SimJudge, sim_label, sim_truth
+from jurat.judges._stubs import StubJudge
+from jurat.judges._telemetry import EVENT_NAME, SampleTelemetry
+from jurat.judges._validate import (
+    ARCV_SCHEMA_ID,
+    CRITERION_SCHEMA,
+    CRITERION_SCHEMA_ID,
+    EQUIVALENCE_FORMAT_ID,
+    MAX_ANSWER_BYTES,
+    SCHEMA_FOR_KIND,
+    arcv_schema,
+    hard_gates_pass,
+    interpret,
+    strict_loads,
+    validate_answer,
+)
+
+__all__ = [
+    "ARCV_SCHEMA_ID",
+    "CRITERION_SCHEMA",
+    "CRITERION_SCHEMA_ID",
+    "EQUIVALENCE_FORMAT_ID",
+    "EQUIVALENCE_PROMPT_ID",
+    "EVENT_NAME",
+    "MAX_ANSWER_BYTES",
+    "RETRYABLE_KINDS",
+    "SCHEMA_FOR_KIND",
+    "SIM_LABELS",
+    "TEMPLATES",
+    "TEMPLATE_FOR_KIND",
+    "CallKind",
+    "CostSummary",
+    "EndpointLimiter",
+    "Engine",
+    "Judge",
+    "JudgeCall",
+    "PhaseCost",
+    "PlannedSample",
+    "Prompt",
+    "RawResponse",
+    "ReplayJudge",
+    "ReplayRecord",
+    "ReplayRecorder",
+    "SampleTelemetry",
+    "SimJudge",
+    "StubJudge",
+    "TokenBucket",
+    "TransportFailure",
+    "arcv_schema",
+    "complete_text",
+    "cost_summary",
+    "default_engine",
+    "format_cost_table",
+    "hard_gates_pass",
+    "interpret",
+    "judge_bundle",
+    "judge_pins",
+    "make_judge",
+    "order_reversal_consistency",
+    "phase_cost",
+    "plan_samples",
+    "presentation_order",
+    "render_criterion",
+    "render_decision",
+    "render_equivalence",
+    "run_samples",
+    "sim_label",
+    "sim_truth",
+    "strict_loads",
+    "validate_answer",
+]
