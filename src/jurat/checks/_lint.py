@@ -4,7 +4,10 @@ ruff runs on the host as a subprocess that only *reads* the candidate from
 stdin; nothing of the candidate is executed. ``--isolated`` ignores any
 configuration file near the working directory and ``--ignore-noqa`` keeps
 the candidate from silencing findings with comments, so the result depends
-only on the source, the rule set and the ruff version.
+only on the source, the rule set and the ruff version. ``--preview`` is part of
+the rule set: ruff ships pycodestyle's whitespace, indentation and blank-line
+rules (E1, E2, E3), the core of PEP 8, only as preview rules; with ruff pinned
+they are as reproducible as the stable ones.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def rule_set(extra: Sequence[str]) -> tuple[str, ...]:
 def rule_set_id(selectors: Sequence[str], target: str) -> str:
     """A stable id for the rule set, recorded with the gate."""
     return (
-        f"{_RULE_SET_VERSION}[select={','.join(selectors)};"
+        f"{_RULE_SET_VERSION}[select={','.join(selectors)};preview;"
         f"line-length={LINE_LENGTH};target={target}]"
     )
 
@@ -97,6 +100,7 @@ def run_ruff(
         "--isolated",
         "--no-cache",
         "--ignore-noqa",
+        "--preview",
         "--output-format",
         "json",
         "--select",

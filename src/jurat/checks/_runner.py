@@ -46,7 +46,9 @@ MAX_EVENT_BYTES = 4 * 1024 * 1024
 EXCERPT_CHARS = 1200
 
 # pytest's builtin plugins that do nothing for a one-shot, non-interactive run;
-# dropping them saves about a third of pytest's start-up time.
+# dropping them saves about a third of pytest's start-up time. ``debugging`` stays:
+# the unittest integration reads its ``--trace`` option (stdin is /dev/null, so a
+# stray breakpoint() cannot wait for input).
 _DISABLED_PLUGINS = (
     "cacheprovider",
     "terminal",
@@ -55,7 +57,6 @@ _DISABLED_PLUGINS = (
     "pastebin",
     "legacypath",
     "stepwise",
-    "debugging",
     "faulthandler",
     "setuponly",
     "setupplan",
@@ -117,7 +118,7 @@ def main(argv: list[str]) -> int:
     nonce = os.read(control_fd, 256).decode("ascii").strip()
     os.close(control_fd)
     raw, status, cpu_s = _collect(read_end, pid)
-    result = _verdict(raw, token, status, cpu_s, config)
+    result = verdict(raw, token, status, cpu_s, config)
     result["nonce"] = nonce
     result["protocol"] = PROTOCOL
     os.write(result_fd, json.dumps(result, sort_keys=True).encode("utf-8") + b"\n")
@@ -251,9 +252,10 @@ def _test_outcome(entry: dict[str, Any]) -> str:
     return "incomplete"
 
 
-def _verdict(
+def verdict(
     raw: bytes, token: str, status: int, cpu_s: float, config: dict[str, Any]
 ) -> dict[str, Any]:
+    """Decide passed / failed / error from the event stream and how the test process ended."""
     events, forged = _parse_events(raw, token)
     child = _child_exit(status, cpu_s)
     by_kind: dict[str, list[dict[str, Any]]] = {}
@@ -340,7 +342,7 @@ def _ended_early(child: dict[str, Any], config: dict[str, Any]) -> tuple[str, st
 # --------------------------------------------------------------------------- test process
 
 
-class _Emitter:
+class Emitter:
     """Writes one JSON line per event; holds its own references to os.write and json.dumps."""
 
     def __init__(self, fd: int, token: str) -> None:
@@ -391,7 +393,10 @@ class _Guard:
                     continue
                 members[attr] = id(value)
                 if isinstance(value, type) and value.__module__ == name:
-                    snap[f"{name}:{attr}"] = {k: id(v) for k, v in list(vars(value).items())}
+                    # Behaviour only: pytest itself keeps run state in class attributes.
+                    snap[f"{name}:{attr}"] = {
+                        k: id(v) for k, v in list(vars(value).items()) if _is_behaviour(v)
+                    }
         self._snapshot = snap
         self._manager = manager
         self._plugins = frozenset(id(p) for p in manager.get_plugins())
@@ -426,6 +431,10 @@ class _Guard:
         return dict(vars(cls)) if isinstance(cls, type) else {}
 
 
+def _is_behaviour(value: object) -> bool:
+    return callable(value) or isinstance(value, classmethod | staticmethod | property)
+
+
 def _apply_rlimits(limits: dict[str, Any]) -> None:
     import resource
 
@@ -439,25 +448,35 @@ def _apply_rlimits(limits: dict[str, Any]) -> None:
 
 def _child(config: dict[str, Any], fd: int, token: str) -> None:
     """Run the tests in this process and exit; never returns."""
-    emitter = _Emitter(fd, token)
+    emitter = Emitter(fd, token)
     hard_exit = os._exit
     try:
         _apply_rlimits(config["limits"])
         os.chdir(WORKDIR)
         sys.path[:0] = [WORKDIR, *config["sites"]]
         sys.dont_write_bytecode = True
-        _run_pytest(config, emitter)
+        run_pytest(config, emitter, WORKDIR)
     except BaseException as exc:  # noqa: B036 - the candidate may raise anything
         try:
             emitter.emit("crash", error=f"{type(exc).__name__}: {exc}"[:EXCERPT_CHARS])
         except BaseException:  # noqa: B036 - the stream may already be gone
             pass
     finally:
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()  # type: ignore[union-attr]
+            except BaseException:  # noqa: B036 - a candidate may have replaced the stream
+                pass
         # Skips candidate atexit handlers and lingering threads.
         hard_exit(0)
 
 
-def _run_pytest(config: dict[str, Any], emitter: _Emitter) -> None:
+def run_pytest(config: dict[str, Any], emitter: Emitter, workdir: str) -> None:
+    """The check program: pytest with the streaming plugin, under coverage.
+
+    Also the unisolated baseline of ``bench/code_checks.py``, which runs exactly
+    this in a plain multiprocessing child to price the isolation.
+    """
     import pytest
 
     cov = None
@@ -467,14 +486,14 @@ def _run_pytest(config: dict[str, Any], emitter: _Emitter) -> None:
         cov = coverage.Coverage(
             data_file=None,
             branch=True,
-            include=[os.path.join(WORKDIR, config["module"] + ".py")],
+            include=[os.path.join(workdir, config["module"] + ".py")],
             config_file=False,
         )
     if config["hypothesis"]:
         _hypothesis_profile()
     guard = _Guard()
     plugin = _make_plugin(emitter, guard)
-    args = ["-s", "--disable-plugin-autoload", "-c", os.devnull, "--rootdir", WORKDIR]
+    args = ["-s", "--disable-plugin-autoload", "-c", os.devnull, "--rootdir", workdir]
     for name in _DISABLED_PLUGINS:
         args += ["-p", f"no:{name}"]
     args += list(config["tests"])
@@ -483,7 +502,7 @@ def _run_pytest(config: dict[str, Any], emitter: _Emitter) -> None:
     code = pytest.main(args, plugins=[plugin])
     if cov is not None:
         cov.stop()
-        emitter.emit("coverage", data=_coverage_summary(cov, config["module"]))
+        emitter.emit("coverage", data=_coverage_summary(cov, config["module"], workdir))
     broken = guard.broken()
     if broken:
         emitter.emit("tamper", what=broken)
@@ -500,8 +519,8 @@ def _hypothesis_profile() -> None:
     settings.load_profile("jurat")
 
 
-def _coverage_summary(cov: Any, module: str) -> dict[str, Any]:
-    path = os.path.join(WORKDIR, ".jurat-coverage.json")
+def _coverage_summary(cov: Any, module: str, workdir: str) -> dict[str, Any]:
+    path = os.path.join(workdir, ".jurat-coverage.json")
     try:
         cov.json_report(outfile=path, pretty_print=False)
         with open(path, encoding="utf-8") as handle:
@@ -524,7 +543,7 @@ def _coverage_summary(cov: Any, module: str) -> dict[str, Any]:
     }
 
 
-def _make_plugin(emitter: _Emitter, guard: _Guard) -> object:
+def _make_plugin(emitter: Emitter, guard: _Guard) -> object:
     import pytest
 
     skip_exceptions = (pytest.skip.Exception, pytest.xfail.Exception)

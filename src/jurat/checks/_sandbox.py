@@ -53,9 +53,11 @@ _RUNNER = "/opt/jurat/runner.py"
 # bwrap's outer monitor, its pid-1 init and the supervisor share the group's pid budget.
 _HARNESS_PROCS = 3
 # RLIMIT_AS counts address space, not resident memory: an interpreter with pytest
-# maps a few hundred MiB it never touches. The cgroup limit is the real memory cap;
-# this only turns one absurd allocation into a prompt MemoryError.
-_AS_HEADROOM_BYTES = 512 * 1024 * 1024
+# maps a few hundred MiB it never touches, and every thread reserves a stack. The
+# cgroup limit is the real memory cap; this only turns one absurd allocation into a
+# prompt MemoryError, and is set high enough that a thread bomb meets the pids
+# limit (process_limit) before it runs out of address space.
+_AS_HEADROOM_BYTES = 1024 * 1024 * 1024
 _MAX_RESULT_BYTES = 16 * 1024 * 1024
 _SITE_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "coverage", "hypothesis")
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
@@ -194,6 +196,8 @@ def _bwrap_argv(rt: Runtime, limits: Limits, control_fd: int, result_fd: int) ->
         "LANG": "C.UTF-8",
         "USER": "sandbox",
         "LOGNAME": "sandbox",
+        # glibc reserves a 64 MiB arena per thread otherwise; two keep address space small.
+        "MALLOC_ARENA_MAX": "2",
     }
     for key, value in env.items():
         argv += ["--setenv", key, value]

@@ -18,7 +18,7 @@ from jurat.canonical import canonical_json
 from jurat.errors import LedgerError, TamperError, ValidationError
 from jurat.ledger._backend import ZERO_HASH, Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import sign_checkpoint
-from jurat.ledger._entry import entry_bytes, entry_from_row
+from jurat.ledger._entry import entry_bytes, entry_from_row, load_payload
 from jurat.ledger._jobs import check_receipt_payload, decode_receipt, receipt_payload
 from jurat.ledger._merkle import consistency_path, inclusion_path, leaf_hash, root_from_leaves
 from jurat.ledger._models import (
@@ -232,7 +232,6 @@ class Ledger:
         campaign_id: str | None,
         artifact_id: str | None,
     ) -> Entry:
-        e = self._t.entries
         tail = conn.execute(self._tail_query).first()
         seq, prev = (0, ZERO_HASH) if tail is None else (int(tail.seq) + 1, str(tail.entry_hash))
         row: dict[str, Any] = {
@@ -251,7 +250,8 @@ class Ledger:
         row["leaf_hash"] = leaf_hash(hashed).hex()
         # Parameters, not .values(): one cached statement for every append.
         conn.execute(self._insert_stmt, row)
-        return entry_from_row(row)
+        fields = {k: v for k, v in row.items() if k != "payload"}
+        return Entry(payload=load_payload(data, seq=seq), **fields)
 
     # -- reading ---------------------------------------------------------
 

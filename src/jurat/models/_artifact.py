@@ -65,6 +65,8 @@ class Artifact(Frozen):
     """Second part (pairs)."""
     tests: dict[str, str] = Field(default_factory=dict)
     """Test files by name, for code artifacts."""
+    input: str | None = None
+    """criteria kind: the test-case input; ``text`` is then the subject's output."""
     truth: str | dict[str, str] | None = None
     """Known label (or one per criterion), for the sim judge only; never sent to a provider."""
     contributor: str | None = None

@@ -75,6 +75,17 @@ def intake_artifact(campaign: Campaign, index: int) -> Artifact:
                                                     campaign)
         digest = sha256_digest(canonical_json({"a": sha256_digest(a), "b": sha256_digest(b)}))
         artifact = Artifact(sha256=digest, media_type=PAIR_MEDIA_TYPE, a=a, b=b, **common)
+    elif spec.input is not None:
+        if policy.subject is None or not policy.subject_prompt:
+            raise CampaignError(
+                "an artifact with `input` needs a [subject] to run it", file=campaign.source,
+                field=f"{where}.input",
+                fix='add [subject] with provider, model and prompt = "… {input} …", '
+                    "or give the output to judge as text/path",
+            )
+        # The output does not exist yet: the job's execution phase produces and records it.
+        artifact = Artifact(sha256=sha256_digest(spec.input), media_type="text/plain",
+                            input=spec.input, **common)
     else:
         if spec.path is not None:
             text = _read(base, spec.path, f"{where}.path", campaign)

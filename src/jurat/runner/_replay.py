@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from jurat.errors import JuratError
+from jurat.runner._summary import wide_console
 
 EXIT_CONFIG = 3
 
@@ -29,7 +30,7 @@ def replay_main(url: str, key_path: Path | None) -> int:
     from jurat.receipts import load_public_key, rederive, verify_bundle
     from jurat.runner._run import statement_of
 
-    console = Console()
+    console = wide_console()
     try:
         ledger = open_ledger(ledger_url(url))
         key = load_public_key(key_path) if key_path else None

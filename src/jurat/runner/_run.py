@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from jurat import __version__
-from jurat.canonical import sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import decide
 from jurat.models import Artifact, Campaign, EvidenceBundle, Vote, policy_digest
@@ -97,31 +96,57 @@ class _Runner:
         existing = self.ledger.receipt_for_job(job)
         if existing is not None:
             return self._reuse(artifact, existing)
-        if not any(True for _ in self.ledger.entries(job_id=job, kind="job_received")):
-            await self._append("job_received", job, artifact, {
+        received = next(iter(self.ledger.entries(job_id=job, kind="job_received")), None)
+        execution: dict[str, Any] | None = None
+        if received is not None:
+            execution = received.payload.get("execution")
+        else:
+            if artifact.input is not None and self.policy.subject is not None:
+                execution = await self._execute(artifact)
+            payload: dict[str, Any] = {
                 "artifact_sha256": artifact.sha256, "policy_sha256": self.policy_sha256,
                 "task_version": self.policy.task_version, "evaluator": f"jurat/{__version__}",
                 "attempt": self.options.attempt,
-            })
+            }
+            if execution is not None:
+                payload["execution"] = execution
+            await self._append("job_received", job, artifact, payload)
         try:
-            return await self._evaluate(job, artifact)
+            return await self._evaluate(job, artifact, execution)
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
             raise
 
-    async def _evaluate(self, job: str, artifact: Artifact) -> JobResult:
+    async def _execute(self, artifact: Artifact) -> dict[str, Any]:
+        """Seed 001 §3: run the subject once, pinned; a failure is recorded, never judged."""
+        from jurat.runner._execute import execute_subject
+
+        try:
+            return await execute_subject(self.policy, artifact)
+        except JuratError as exc:
+            return {"output": None, "error": getattr(exc, "kind", type(exc).__name__),
+                    "message": str(exc)}
+
+    async def _evaluate(self, job: str, artifact: Artifact, execution: dict[str, Any] | None
+                        ) -> JobResult:
         from jurat.judges import run_samples
         from jurat.receipts import build_statement, replay_fidelity_level_for, sign_statement
+        from jurat.runner._execute import execution_evidence
 
         gates, evidence = await deterministic_checks(self.policy, artifact)
+        if execution is not None:
+            gate, item, artifact = execution_evidence(self.policy, artifact, execution,
+                                                      index=1 + len(evidence))
+            gates.append(gate)
+            evidence.append(item)
         bundle = EvidenceBundle(items=(artifact_evidence(artifact), *evidence))
         recorded = [Vote.model_validate(p["vote"]) for p in self.ledger.samples_for_job(job)]
 
         async def on_vote(vote: Vote) -> None:
             await self._append("sample_recorded", job, artifact,
                                {"vote": vote.model_dump(mode="json")})
-            self.progress.vote(vote, None)
+            self.progress.vote(vote, job_cost(self.policy, [vote], None)["usd"])
 
         async def on_retry(judge: str, sample: int, kind: str) -> None:
             await self._append("transport_retry", job, artifact,
@@ -129,8 +154,10 @@ class _Runner:
 
         settled = any(g.id == "equivalence.deterministic" and g.outcome in ("pass", "fail")
                       for g in gates)
+        failed_execution = any(g.id == "subject.execution" and g.outcome != "pass"
+                               for g in gates)
         votes: list[Vote] = recorded
-        if not settled:
+        if not settled and not failed_execution:
             votes = await run_samples(self.policy, artifact, bundle, gates, existing=recorded,
                                       on_vote=on_vote, on_retry=on_retry,
                                       telemetry=self.telemetry)
@@ -159,7 +186,8 @@ class _Runner:
         path = self._out_path(artifact)
         path.write_bytes(signed)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
-                         receipt_path=str(path), review_version=slot.version)
+                         receipt_path=str(path), review_version=slot.version,
+                         cost=job_cost(self.policy, votes, execution))
 
     def _reuse(self, artifact: Artifact, signed: bytes) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
@@ -175,7 +203,24 @@ class _Runner:
         decision = decide(self.policy, gates, votes)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
                          receipt_path=str(path), review_version=pred["review"]["version"],
-                         reused=True)
+                         reused=True, cost=job_cost(self.policy, votes, None))
+
+
+def job_cost(policy: Any, votes: Sequence[Vote], execution: dict[str, Any] | None
+             ) -> dict[str, Any]:
+    """Tokens and USD per phase for one job (seed 001 §5): only the judge phase multiplies."""
+    from jurat.judges import PhaseCost, cost_summary
+    from jurat.judges._cost import usd
+
+    extra = []
+    if execution is not None and policy.subject is not None:
+        usage = execution.get("usage") or {}
+        tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        extra.append(PhaseCost(phase="execution", calls=1,
+                               attempts=int(execution.get("attempts", 1)), input_tokens=tin,
+                               output_tokens=tout, usd=usd(policy.subject, tin, tout)))
+    summary = cost_summary(votes, policy.judges, extra)
+    return {"usd": summary.total.usd, "summary": summary}
 
 
 def statement_of(signed: bytes) -> dict[str, Any]:

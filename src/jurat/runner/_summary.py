@@ -11,6 +11,11 @@ from jurat.models import Decision
 from jurat.runner._job import JobResult
 
 
+def wide_console() -> Console:
+    """Piped output (CI logs, files) gets a table wide enough to read, not 80 columns."""
+    return Console() if Console().is_terminal else Console(width=140)
+
+
 def outcome_text(d: Decision) -> str:
     """The decision word per kind, as the table and the report show it."""
     if d.kind == "criteria":

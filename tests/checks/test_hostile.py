@@ -1,0 +1,141 @@
+"""Hostile candidates end in their expected outcome and nothing escapes the sandbox.
+
+All cases run once (module fixture), concurrently on the machine's cores,
+with tight limits; each case is then asserted on its own, and a final test
+asserts that the host is unchanged: no stray processes or cgroups, the
+canary untouched, no file written outside the sandbox, no connection made.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import string
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from jurat.checks import SandboxRun, cores, run_tests
+from jurat.models._checks import Limits
+from tests.checks.host_state import (
+    cgroups_of,
+    children_of,
+    processes_with,
+)
+from tests.checks.hostile_cases import CASES, Case
+
+LIMITS = Limits(
+    wall_s=4, cpu_s=2, memory_mb=160, procs=16, output_kb=64, file_mb=8, nofile=128, tmpfs_mb=32
+)
+SECRET = "jurat-canary-" + secrets.token_hex(12)
+
+
+@dataclass
+class Hostile:
+    runs: dict[str, SandboxRun]
+    canary_dir: Path
+    canary_file: Path
+    token: str
+    listener: socket.socket
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    return string.Template(text).substitute(values)
+
+
+def _run(case: Case, values: dict[str, str]) -> SandboxRun:
+    files = {
+        "solution.py": _fill(case.solution, values),
+        "test_solution.py": _fill(case.test, values),
+    }
+    return run_tests(files, ["test_solution.py"], limits=LIMITS, coverage=False)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
+    canary_dir = tmp_path_factory.mktemp("canary")
+    canary_file = canary_dir / "secret.txt"
+    canary_file.write_text(SECRET)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    # A decimal so the daemon can pass it to sleep(1) and we can find it in /proc.
+    token = f"3600.{secrets.randbelow(10**9):09d}"
+    values = {
+        "canary_dir": str(canary_dir),
+        "canary_file": str(canary_file),
+        "secret": SECRET,
+        "port": str(listener.getsockname()[1]),
+        "token": token,
+    }
+    previous = os.environ.get("JURAT_HOSTILE_SECRET")
+    os.environ["JURAT_HOSTILE_SECRET"] = SECRET
+    try:
+        with ThreadPoolExecutor(cores()) as pool:
+            futures = {case.name: pool.submit(_run, case, values) for case in CASES}
+            runs = {name: future.result() for name, future in futures.items()}
+        yield Hostile(runs, canary_dir, canary_file, token, listener)
+    finally:
+        listener.close()
+        if previous is None:
+            os.environ.pop("JURAT_HOSTILE_SECRET", None)
+        else:
+            os.environ["JURAT_HOSTILE_SECRET"] = previous
+
+
+def test_the_suite_is_large_enough() -> None:
+    assert len(CASES) >= 20
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_candidate_ends_as_expected(hostile: Hostile, case: Case) -> None:
+    run = hostile.runs[case.name]
+    assert run.outcome in case.expected, (run.outcome, run.detail, run.output[-800:])
+    assert run.outcome != "passed" or case.expected == {"passed"}
+    assert SECRET not in run.output
+    assert all(SECRET not in t.excerpt for t in run.tests)
+    assert run.cleanup_ok
+    assert run.output_bytes <= LIMITS.output_kb * 1024 or run.outcome == "output_limit"
+    assert len(run.output.encode()) <= LIMITS.output_kb * 1024
+
+
+def test_output_is_truncated_and_flagged(hostile: Hostile) -> None:
+    run = hostile.runs["print_gigabytes"]
+    assert run.output_truncated
+    assert run.output_bytes > LIMITS.output_kb * 1024
+
+
+def test_limits_are_reported_by_the_kernel_counters(hostile: Hostile) -> None:
+    assert hostile.runs["fork_bomb"].pids_max_hits > 0
+    assert hostile.runs["thread_bomb"].pids_max_hits > 0
+    assert hostile.runs["memory_bomb"].memory_peak_bytes <= LIMITS.memory_mb * 1024 * 1024
+
+
+def test_harness_tampering_is_named(hostile: Hostile) -> None:
+    for name in ("patch_pytest_runtest", "patch_builtins", "register_plugin_via_gc"):
+        assert "harness_tampered" in hostile.runs[name].detail, name
+    assert "forged" in hostile.runs["forge_event_stream"].detail
+
+
+def test_host_is_unchanged(hostile: Hostile) -> None:
+    assert hostile.canary_file.read_text() == SECRET
+    assert sorted(p.name for p in hostile.canary_dir.iterdir()) == ["secret.txt"]
+    for path in (
+        Path(f"/tmp/jurat-escape-{hostile.token}"),
+        Path(f"/root/escape-{hostile.token}"),
+        hostile.canary_dir / f"escaped-{hostile.token}",
+    ):
+        assert not path.exists(), path
+    with pytest.raises(BlockingIOError):
+        hostile.listener.accept()
+    assert processes_with(hostile.token) == []
+    assert processes_with("/opt/jurat/runner.py") == []
+    assert children_of(os.getpid()) == []
+    assert cgroups_of(os.getpid()) == []
+    assert Path("/opt/jurat").exists() is False

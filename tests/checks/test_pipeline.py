@@ -1,0 +1,288 @@
+"""run_checks end to end: gates, evidence indices, vetoes, failing closed, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+
+import pytest
+
+from jurat.checks import GATE_IDS, CheckReport, run_checks, run_checks_async, tool_versions
+from jurat.checks._sandbox import _reset_runtime_for_tests
+from jurat.errors import ConfigError
+from jurat.models._checks import Limits, PythonChecks
+
+GOOD = '''def clamp(x, lo, hi):
+    """Clamp x into [lo, hi]."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+'''
+TESTS = {
+    "test_solution.py": (
+        "from solution import clamp\n\n\n"
+        "def test_inside():\n    assert clamp(5, 0, 10) == 5\n\n\n"
+        "def test_below():\n    assert clamp(-1, 0, 10) == 0\n"
+    )
+}
+FAST = PythonChecks(limits=Limits(wall_s=5, cpu_s=2))
+
+
+@pytest.fixture(scope="module")
+def good() -> CheckReport:
+    return run_checks(GOOD, tests=TESTS, config=FAST)
+
+
+def test_every_gate_is_emitted_in_pipeline_order(good: CheckReport) -> None:
+    assert [g.id for g in good.gates] == list(GATE_IDS)
+    assert good.ok and good.required_failed == ()
+    assert {g.id: g.outcome for g in good.gates} == {
+        "python.parse": "pass",
+        "python.imports": "pass",
+        "lint.ruff": "pass",
+        "tests.pass": "pass",
+        "coverage": "pass",
+        "properties": "skip",
+        "complexity": "pass",
+        "mutation": "skip",
+    }
+    assert [g.id for g in good.gates if g.required] == ["python.parse", "tests.pass"]
+
+
+def test_evidence_index_is_one_plus_position(good: CheckReport) -> None:
+    cited = [g for g in good.gates if g.evidence_index is not None]
+    assert len(cited) == len(good.evidence) == 6
+    for gate in cited:
+        assert gate.evidence_index is not None
+        item = good.evidence[gate.evidence_index - 1]
+        assert item.gate == gate.id
+        assert item.tool == gate.tool and item.tool_version == gate.tool_version
+        assert len(item.sha256) == 64 and len(item.excerpt) <= 2000
+
+
+def test_coverage_and_complexity_are_measured(good: CheckReport) -> None:
+    coverage = good.gate("coverage")
+    assert coverage.tool == "coverage" and coverage.tool_version
+    assert coverage.data["line_percent"] < 100.0  # `return hi` never runs
+    assert coverage.data["missing_lines"] == [6]
+    assert coverage.data["branches"] > coverage.data["covered_branches"]
+    assert coverage.data["test_set_sha256"] == good.gate("tests.pass").data["test_set_sha256"]
+    (function,) = good.gate("complexity").data["functions"]
+    assert (function["name"], function["m"], function["radon_m"]) == ("clamp", 3, 3)
+    assert function["m"] == function["edges"] - function["nodes"] + 2 * function["components"]
+
+
+def test_evidence_is_reproducible(good: CheckReport) -> None:
+    again = run_checks(GOOD, tests=TESTS, config=FAST)
+    assert [e.sha256 for e in again.evidence] == [e.sha256 for e in good.evidence]
+
+
+def test_json_document_lists_gates_tools_and_evidence(good: CheckReport) -> None:
+    doc = good.to_json()
+    assert doc["schema"] == "jurat.check/v1" and doc["ok"] is True
+    assert doc["evidence"][0]["index"] == 0 and doc["evidence"][0]["kind"] == "artifact"
+    assert [e["index"] for e in doc["evidence"]] == list(range(len(good.evidence) + 1))
+    for gate in doc["gates"]:
+        assert {"id", "outcome", "tool", "tool_version", "evidence_index"} <= set(gate)
+    assert doc["tool_versions"] == tool_versions()
+    assert {"ruff", "pytest", "coverage", "bubblewrap", "python"} <= set(doc["tool_versions"])
+
+
+def test_failing_test_is_a_veto() -> None:
+    report = run_checks(GOOD.replace("return lo", "return hi"), tests=TESTS, config=FAST)
+    gate = report.gate("tests.pass")
+    assert (gate.outcome, gate.detail, gate.data["passed"]) == ("fail", "failed", 1)
+    assert report.required_failed == ("tests.pass",)
+    assert "assert 10 == 0" in report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
+
+
+def test_syntax_error_fails_parse_and_skips_what_needs_a_tree() -> None:
+    report = run_checks("def clamp(x:\n    return x\n", tests=TESTS, config=FAST)
+    parse = report.gate("python.parse")
+    assert parse.outcome == "fail" and parse.data["line"] == 1
+    assert "SyntaxError at line 1" in parse.detail
+    for gate_id in ("python.imports", "lint.ruff", "tests.pass", "complexity"):
+        assert report.gate(gate_id).outcome == "skip"
+    assert report.required_failed == ("python.parse", "tests.pass")
+
+
+def test_timeout_is_a_resource_outcome_not_a_syntax_failure() -> None:
+    looping = "def clamp(x, lo, hi):\n    while True:\n        pass\n"
+    report = run_checks(looping, tests=TESTS, config=PythonChecks(limits=Limits(cpu_s=1)))
+    assert report.gate("python.parse").outcome == "pass"
+    assert report.gate("tests.pass").detail == "timeout"
+    assert report.gate("coverage").outcome == "error"
+
+
+def test_no_tests_leaves_a_required_tests_gate_unpassed() -> None:
+    report = run_checks(GOOD, config=FAST)
+    assert report.gate("tests.pass").outcome == "skip"
+    assert report.required_failed == ("tests.pass",)
+    assert run_checks(GOOD, config=FAST, hard_gates=["python.parse"]).ok
+
+
+def test_denied_import_vetoes_only_when_required() -> None:
+    source = "import subprocess\n\n\n" + GOOD
+    report = run_checks(source, tests=TESTS, config=FAST)
+    assert report.gate("python.imports").outcome == "fail" and report.ok
+    strict = run_checks(source, tests=TESTS, config=FAST, hard_gates=["python.imports"])
+    assert strict.required_failed == ("python.imports",)
+
+
+def test_a_required_gate_the_checks_do_not_know_is_never_passed() -> None:
+    report = run_checks(GOOD, tests=TESTS, config=FAST, hard_gates=["tests.pass", "claims.cover"])
+    assert report.required_failed == ("claims.cover",)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tests": {"../evil.py": "x = 1\n"}}, "tests: file name"),
+        ({"tests": {"solution.py": "x = 1\n"}}, "tests: file name"),
+        ({"tests": {"conftest.py": "x = 1\n"}}, "only a conftest.py"),
+        ({"config": PythonChecks(module="not-a-module")}, "checks.python.module"),
+        ({"config": PythonChecks(version="2.7")}, "checks.python.version"),
+        ({"config": PythonChecks(import_policy="nope/v1")}, "import_policy"),
+        ({"config": PythonChecks(lint_rules=("E;", "F"))}, "lint_rules"),
+        ({"hard_gates": "tests.pass"}, "hard_gates"),
+    ],
+)
+def test_bad_input_is_a_config_error(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        run_checks(GOOD, **kwargs)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- failing closed
+
+HOST_MARKER_SOURCE = """import pathlib
+
+pathlib.Path({marker!r}).write_text("ran on the host")
+
+
+def clamp(x, lo, hi):
+    return x
+"""
+
+
+@pytest.fixture
+def fresh_runtime() -> object:
+    _reset_runtime_for_tests()
+    yield None
+    _reset_runtime_for_tests()
+
+
+def test_missing_bwrap_fails_closed_and_runs_nothing_on_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_runtime: object
+) -> None:
+    marker = tmp_path / "marker"
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    report = run_checks(HOST_MARKER_SOURCE.format(marker=str(marker)), tests=TESTS, config=FAST)
+    gate = report.gate("tests.pass")
+    assert (gate.outcome, gate.detail) == ("error", "sandbox_error")
+    assert "bwrap" in gate.data["message"] and "apt-get install bubblewrap" in gate.data["message"]
+    assert report.required_failed == ("tests.pass",)
+    assert report.gate("coverage").outcome == "skip"
+    assert not marker.exists()
+
+
+def test_bwrap_that_cannot_create_namespaces_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_runtime: object
+) -> None:
+    marker = tmp_path / "marker"
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--version" ]; then echo "bubblewrap 0.8.0"; exit 0; fi\n'
+        'echo "bwrap: Creating new namespace failed: Operation not permitted" >&2\n'
+        "exit 1\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    report = run_checks(HOST_MARKER_SOURCE.format(marker=str(marker)), tests=TESTS, config=FAST)
+    gate = report.gate("tests.pass")
+    assert (gate.outcome, gate.detail) == ("error", "sandbox_error")
+    assert "Creating new namespace failed" in gate.data["message"]
+    assert not marker.exists()
+
+
+# --------------------------------------------------------------------------- properties, mutation
+
+PROPERTY_TESTS = {
+    "test_props.py": (
+        "from hypothesis import given, strategies as st\n"
+        "from solution import clamp\n\n\n"
+        "@given(st.integers(), st.integers(0, 10))\n"
+        "def test_clamp_stays_in_range(x, hi):\n"
+        "    assert 0 <= clamp(x, 0, hi) <= hi\n"
+    )
+}
+
+
+def test_property_tests_are_reported() -> None:
+    report = run_checks(GOOD, tests=PROPERTY_TESTS, config=FAST)
+    gate = report.gate("properties")
+    assert (gate.outcome, gate.data["properties"]) == ("pass", 1)
+    assert gate.tool == "hypothesis"
+    broken = GOOD.replace("return hi", "return hi + 1")
+    failed = run_checks(broken, tests=PROPERTY_TESTS, config=FAST)
+    assert failed.gate("properties").outcome == "fail"
+    assert failed.gate("tests.pass").detail == "failed"
+    excerpt = failed.evidence[failed.gate("properties").evidence_index - 1].excerpt  # type: ignore[operator]
+    assert "x=1" in excerpt and "hi=0" in excerpt  # the shrunk, derandomised counterexample
+
+
+def test_mutation_sensitivity_reports_killed_over_total() -> None:
+    config = PythonChecks(mutation=True, max_mutants=4, limits=Limits(wall_s=5, cpu_s=2))
+    report = run_checks(GOOD, tests=TESTS, config=config)
+    gate = report.gate("mutation")
+    assert gate.outcome == "pass" and gate.data["total"] == 4
+    assert 0 < gate.data["killed"] <= 4
+    assert gate.detail == f"{gate.data['killed']}/4 mutants killed"
+    assert gate.data["operators"] == "jurat.mutation/v1"
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def test_async_checks_run_concurrently_and_match_the_sync_result(good: CheckReport) -> None:
+    async def many() -> list[CheckReport]:
+        return await asyncio.gather(
+            *[run_checks_async(GOOD, tests=TESTS, config=FAST) for _ in range(4)]
+        )
+
+    reports = asyncio.run(many())
+    for report in reports:
+        assert [(g.id, g.outcome) for g in report.gates] == [(g.id, g.outcome) for g in good.gates]
+        assert [e.sha256 for e in report.evidence] == [e.sha256 for e in good.evidence]
+
+
+FEATURE_TESTS = {
+    "conftest.py": ("import pytest\n\n\n@pytest.fixture\ndef bounds():\n    return (0, 10)\n"),
+    "test_features.py": (
+        "import unittest\n\nimport pytest\n\nfrom solution import clamp\n\n\n"
+        "@pytest.mark.parametrize(('x', 'want'), [(-5, 0), (5, 5), (50, 10)])\n"
+        "def test_parametrized(x, want, bounds):\n    assert clamp(x, *bounds) == want\n\n\n"
+        "def test_tmp_path_and_monkeypatch(tmp_path, monkeypatch):\n"
+        "    monkeypatch.setenv('X', '1')\n"
+        "    (tmp_path / 'f').write_text('ok')\n"
+        "    assert (tmp_path / 'f').read_text() == 'ok'\n\n\n"
+        "def test_capsys(capsys):\n    print('hello')\n"
+        "    assert capsys.readouterr().out == 'hello\\n'\n\n\n"
+        "def test_raises():\n    with pytest.raises(TypeError):\n        clamp(None, 0, 1)\n\n\n"
+        "class TestUnit(unittest.TestCase):\n"
+        "    def test_lo(self):\n        self.assertEqual(clamp(-1, 0, 1), 0)\n"
+    ),
+}
+
+
+def test_common_pytest_features_work_inside_the_sandbox() -> None:
+    report = run_checks(GOOD, tests=FEATURE_TESTS, config=FAST)
+    gate = report.gate("tests.pass")
+    assert gate.outcome == "pass", report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
+    assert (gate.data["collected"], gate.data["passed"]) == (7, 7)
