@@ -224,9 +224,7 @@ async def _jurat(url: str, n: int, workdir: Path) -> Callable[[], Awaitable[int]
     return workload
 
 
-async def _measure(
-    name: str, latency_ms: float, calls: int, workdir: Path
-) -> dict[str, Any]:
+async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> dict[str, Any]:
     with FakeOpenAI(echo_judge, latency_ms=latency_ms, process=True) as server:
         warm = 320
         if name == "jurat run_samples":
@@ -251,12 +249,12 @@ async def _measure(
                 return calls
 
         before = server.requests
-        server_cpu = _proc_cpu(server._child.pid)
+        server_cpu = _proc_cpu(server.pid)
         cpu, wall = time.process_time(), time.perf_counter()
         done = await go()
         wall = time.perf_counter() - wall
         cpu = time.process_time() - cpu
-        server_cpu = _proc_cpu(server._child.pid) - server_cpu
+        server_cpu = _proc_cpu(server.pid) - server_cpu
         served = server.requests - before
     if served != done:
         raise RuntimeError(f"{name}: {done} calls but the server saw {served}")
@@ -343,7 +341,9 @@ async def main(calls: int, write: bool) -> None:
             f"[{lo / items:.4f}, {hi / items:.4f}] |"
         )
     sim_table = "\n".join(sim_rows)
-    machine = f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores"
+    machine = (
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores"
+    )
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
         f"Measured {stamp} on {machine}, {calls} calls per variant, 64 in flight.\n\n"

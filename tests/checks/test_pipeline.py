@@ -286,3 +286,15 @@ def test_common_pytest_features_work_inside_the_sandbox() -> None:
     gate = report.gate("tests.pass")
     assert gate.outcome == "pass", report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
     assert (gate.data["collected"], gate.data["passed"]) == (7, 7)
+
+
+@pytest.mark.parametrize(
+    ("limits", "outcome"),
+    [(Limits(memory_mb=4), "memory_limit"), (Limits(wall_s=0.05), "timeout")],
+)
+def test_a_limit_too_small_to_start_is_that_limit_not_a_sandbox_error(
+    limits: Limits, outcome: str
+) -> None:
+    report = run_checks(GOOD, tests=TESTS, config=PythonChecks(limits=limits))
+    gate = report.gate("tests.pass")
+    assert (gate.outcome, gate.detail) == ("fail", outcome)

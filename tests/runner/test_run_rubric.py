@@ -46,7 +46,7 @@ def test_quickstart_rubric_run_verifies_and_vetoes(tmp_path: Path) -> None:
 
 def test_always_accept_judge_never_accepts_a_failing_test(tmp_path: Path) -> None:
     campaign = copy_example("rubric", tmp_path)
-    text = campaign.read_text().replace('provider = "sim"', 'provider = "stub:always-accept"')
+    text = campaign.read_text().replace('provider = "sim"\n', 'provider = "stub:always-accept"\n')
     text = text.replace('allowed_destinations = ["sim"]', 'allowed_destinations = ["stub"]')
     campaign.write_text(text)
     r = _run(campaign, tmp_path)

@@ -10,9 +10,9 @@ Two modes:
 
 - thread mode (default): the server runs its own event loop in a daemon thread, so it
   serves both sync and async tests; ``received`` keeps every request.
-- process mode (``process=True``): the server runs in a child process so it does not
-  share the client's GIL (the benchmark). The behaviour must then be picklable
-  (a module-level function such as ``echo_judge``); ``requests`` is a shared counter.
+- process mode (``process=True``): the server runs in a child Python process so it does
+  not share the client's GIL (the benchmark). The behaviour must then be an importable
+  module-level function (such as ``echo_judge``); ``requests`` asks the child for its count.
 
 Usage::
 
@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
+import os
 import re
+import subprocess
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -297,13 +300,11 @@ class _Server:
         script: Iterable[Reply | dict[str, Any] | Behaviour],
         latency_s: float,
         keep: bool,
-        counter: Any = None,
     ) -> None:
         self.behaviour = behaviour or echo_judge
         self.script: deque[Reply | dict[str, Any] | Behaviour] = deque(script)
         self.latency_s = latency_s
         self.keep = keep
-        self.counter = counter
         self.count = 0
         self.received: list[FakeRequest] = []
         self.connections: set[asyncio.Transport] = set()
@@ -311,9 +312,6 @@ class _Server:
     def handle(self, conn: _Protocol, request: FakeRequest) -> None:
         request.index = self.count
         self.count += 1
-        if self.counter is not None:
-            with self.counter.get_lock():
-                self.counter.value += 1
         if self.keep:
             self.received.append(request)
         try:
@@ -345,14 +343,44 @@ async def _serve(server: _Server, ready: Callable[[int], None], stop: asyncio.Ev
         await listener.wait_closed()
 
 
-def _child(behaviour: Behaviour | None, latency_s: float, counter: Any, conn: Any) -> None:
-    server = _Server(behaviour, (), latency_s, keep=False, counter=counter)
+def _spec(behaviour: Behaviour | None) -> str:
+    target = behaviour or echo_judge
+    module, name = getattr(target, "__module__", None), getattr(target, "__qualname__", "")
+    if not module or module == "__main__" or "<" in name:
+        raise ValueError("process mode needs a module-level behaviour function (e.g. echo_judge)")
+    return f"{module}:{name}"
+
+
+def _child_main() -> None:
+    """Entry point of the server process: serve until stdin says stop (or closes)."""
+    import importlib
+
+    module, _, name = sys.argv[1].partition(":")
+    target: Any = importlib.import_module(module)
+    for part in name.split("."):
+        target = getattr(target, part)
+    server = _Server(target, (), float(sys.argv[2]), keep=False)
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        loop.add_reader(conn.fileno(), stop.set)  # the parent writes (or closes) to stop us
-        await _serve(server, conn.send, stop)
+        stdin = sys.stdin.buffer
+
+        def command() -> None:
+            line = stdin.readline().strip()
+            if line == b"count":
+                sys.stdout.write(f"{server.count}\n")
+                sys.stdout.flush()
+            else:  # "stop", or EOF when the parent went away
+                stop.set()
+
+        loop.add_reader(stdin.fileno(), command)
+
+        def ready(port: int) -> None:
+            sys.stdout.write(f"{port}\n")
+            sys.stdout.flush()
+
+        await _serve(server, ready, stop)
 
     asyncio.run(main())
 
@@ -376,9 +404,8 @@ class FakeOpenAI:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
-        self._child: Any = None
-        self._pipe: Any = None
-        self._counter: Any = None
+        self._child: subprocess.Popen[bytes] | None = None
+        self._child_lock = threading.Lock()
         self.port = 0
 
     @property
@@ -394,9 +421,22 @@ class FakeOpenAI:
     @property
     def requests(self) -> int:
         """How many requests arrived (all of them, whatever was answered)."""
-        if self._counter is not None:
-            return int(self._counter.value)
+        if self._child is not None:
+            return int(self._ask(b"count"))
         return self._server.count
+
+    @property
+    def pid(self) -> int | None:
+        """The server process id (process mode), e.g. to measure its CPU time."""
+        return self._child.pid if self._child is not None else None
+
+    def _ask(self, command: bytes) -> bytes:
+        child = self._child
+        assert child is not None and child.stdin is not None and child.stdout is not None
+        with self._child_lock:
+            child.stdin.write(command + b"\n")
+            child.stdin.flush()
+            return child.stdout.readline().strip()
 
     @property
     def received(self) -> list[FakeRequest]:
@@ -439,32 +479,36 @@ class FakeOpenAI:
             raise RuntimeError("fake OpenAI server did not start")
 
     def _start_process(self) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._counter = ctx.Value("q", 0)
-        parent, child = ctx.Pipe()
-        self._pipe = parent
-        self._child = ctx.Process(
-            target=_child,
-            args=(self._behaviour, self._latency_s, self._counter, child),
-            daemon=True,
+        root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        code = "from tests.support.fake_openai import _child_main; _child_main()"
+        self._child = subprocess.Popen(
+            [sys.executable, "-c", code, _spec(self._behaviour), str(self._latency_s)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=root,
         )
-        self._child.start()
-        for _ in range(300):
-            if parent.poll(0.1):
-                break
-            if not self._child.is_alive():
-                raise RuntimeError("fake OpenAI server process died while starting")
-        else:
+        assert self._child.stdout is not None
+        line = self._child.stdout.readline().strip()
+        if not line.isdigit():
+            self._child.kill()
+            self._child = None
             raise RuntimeError("fake OpenAI server process did not start")
-        self.port = int(parent.recv())
+        self.port = int(line)
 
     def stop(self) -> None:
-        if self._child is not None:
-            self._pipe.send("stop")
-            self._child.join(10)
-            if self._child.is_alive():
-                self._child.kill()
-            self._child = None
+        child, self._child = self._child, None
+        if child is not None:
+            assert child.stdin is not None
+            try:
+                child.stdin.write(b"stop\n")
+                child.stdin.close()
+                child.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                child.kill()
+                child.wait()
         if self._loop is not None and self._stop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
             self._thread.join(10)

@@ -366,7 +366,9 @@ def _launch(
     finally:
         cleanup_ok = group.remove()
     started, result = _read_result(result_fd, nonce)
-    if not started:
+    # A limit too small for the interpreter to start is the run's outcome, not a
+    # broken sandbox: it is reported as that limit.
+    if not started and not (reading.timed_out or stats.oom_kills or stats.pids_max_hits):
         message = reading.output.decode("utf-8", "replace").strip()[-800:]
         raise SandboxError(
             "the sandbox did not start (bwrap could not create its namespaces or mounts): "

@@ -153,7 +153,9 @@ def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> Ca
     prefix = re.match(r"^([a-z_]+): ", msg)
     if prefix and kind == "value_error" and len(toml_loc) >= 1:
         sub = prefix.group(1)
-        if toml_loc[0] in _SECTION_OF.values() and sub not in ("campaign",):
+        if toml_loc == ("campaign",) and sub in _SECTION_OF:
+            toml_loc = (_SECTION_OF[sub],)
+        elif toml_loc[0] in _SECTION_OF.values() and sub not in ("campaign",):
             toml_loc = (*toml_loc, sub)
         msg = msg[prefix.end():]
     field = _dotted(toml_loc)
@@ -163,6 +165,8 @@ def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> Ca
     elif kind == "extra_forbidden":
         fix = "remove it or check the spelling"
         msg = f"unknown key {toml_loc[-1]!r}"
+    elif "needs a [" in msg:
+        fix = "add the table; docs/campaign-format.md lists its keys"
     else:
         fix = "see docs/campaign-format.md for the allowed values"
     more = len(exc.errors()) - 1

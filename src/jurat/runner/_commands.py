@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from jurat.errors import ConfigError, JuratError
@@ -20,13 +21,13 @@ EXIT_CONFIG = 3
 
 
 def _err(console: Console, exc: Exception) -> int:
-    console.print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+    console.print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
     return EXIT_CONFIG
 
 
 def run_main(campaign_path: Path, options: RunOptions) -> int:
     """Evaluate a campaign. Configuration errors exit 3 before any ledger entry is written."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     out = wide_console()
     try:
         campaign = load_campaign(campaign_path)
@@ -80,7 +81,7 @@ def run_main(campaign_path: Path, options: RunOptions) -> int:
         return 130
     except JuratError as exc:
         ledger.close()
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return 1
     finally:
         if telemetry is not None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from jurat.errors import JuratError
@@ -35,7 +36,7 @@ def replay_main(url: str, key_path: Path | None) -> int:
         ledger = open_ledger(ledger_url(url))
         key = load_public_key(key_path) if key_path else None
     except JuratError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_CONFIG
     failures = 0
     try:
@@ -82,7 +83,7 @@ def report_main(source: str, html: Path, key_path: Path | None) -> int:
     """Render the HTML report from a ledger or a directory of receipts."""
     from jurat.service import load_receipt_files, render_report
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     path = Path(source)
     try:
         if path.is_dir():
@@ -90,7 +91,7 @@ def report_main(source: str, html: Path, key_path: Path | None) -> int:
         else:
             receipts = _receipts_from_ledger(source)
     except JuratError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return EXIT_CONFIG
     if key_path is not None:
         receipts = [{**r, "key_path": str(key_path)} for r in receipts]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from jurat.canonical import canonical_json, sha256_digest
@@ -218,7 +219,7 @@ def selftest_main(campaign: Path | None, providers: Sequence[str]) -> int:
     try:
         judges = _judges_from(campaign, providers)
     except (JuratError, ValueError) as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc))}")
         return 3
     table = Table(title="jurat selftest")
     for col in ("judge", "control", "result", "detail"):

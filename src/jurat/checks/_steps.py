@@ -1,0 +1,429 @@
+"""The steps of the code correctness pipeline, one function each, in seed order.
+
+Seed 000, "Code correctness pipeline". Each step returns one gate outcome and,
+when it measured something, one evidence item (kind, tool and version, digest of
+the full content, short excerpt). ``_pipeline`` runs them and numbers the evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import platform
+import re
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+from jurat.canonical import digest_json
+from jurat.checks._complexity import CFG_POLICY, function_complexity
+from jurat.checks._lint import ruff_binary, rule_set, rule_set_id, run_ruff
+from jurat.checks._models import SandboxRun
+from jurat.checks._mutation import MUTATION_OPERATORS, mutants
+from jurat.checks._parse import declared_version, parse_candidate
+from jurat.checks._policy import inspect_operations, policy_for
+from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
+from jurat.errors import ConfigError, DependencyError, SandboxError
+from jurat.models._checks import Limits, PythonChecks
+from jurat.models._evidence import EvidenceItem, GateOutcome
+
+__all__ = [
+    "Plan",
+    "Step",
+    "step_complexity",
+    "step_coverage",
+    "step_imports",
+    "step_lint",
+    "step_mutation",
+    "step_parse",
+    "step_properties",
+    "step_tests",
+]
+
+EXCERPT_CHARS = 2000
+_TEST_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+
+Step = tuple[GateOutcome, EvidenceItem | None]
+"""A gate outcome and the evidence supporting it (None when nothing was measured)."""
+
+
+class Plan:
+    """Validated inputs of one check (raises ConfigError before anything runs)."""
+
+    def __init__(self, source: str, tests: Mapping[str, str] | None, config: PythonChecks) -> None:
+        if not isinstance(source, str):
+            raise ConfigError("candidate source must be text")
+        module = config.module
+        if not module.isidentifier() or module in ("conftest", "pytest"):
+            raise ConfigError(
+                f"checks.python.module: {module!r} is not a usable module name "
+                '(fix: a Python identifier such as "solution")'
+            )
+        declared_version(config.version)
+        policy_for(config.import_policy)
+        self.selectors = rule_set(config.lint_rules)
+        self.target = "py3" + config.version.split(".")[1]
+        self.module = module
+        self.tests = dict(tests or {})
+        for name, text in self.tests.items():
+            if not _TEST_NAME.match(name) or name == f"{module}.py":
+                raise ConfigError(
+                    f"tests: file name {name!r} is not usable (fix: a module file name like "
+                    f"test_{module}.py, different from {module}.py)"
+                )
+            if not isinstance(text, str):
+                raise ConfigError(f"tests: the source of {name} must be text")
+        if self.tests and all(name == "conftest.py" for name in self.tests):
+            raise ConfigError("tests: only a conftest.py was given (fix: add a test_*.py file)")
+        self.test_set_sha256 = digest_json(self.tests) if self.tests else None
+        self.hypothesis = any("hypothesis" in text for text in self.tests.values())
+
+
+def _evidence(
+    kind: str, tool: str, version: str, gate: str, content: Any, excerpt: str
+) -> EvidenceItem:
+    return EvidenceItem(
+        kind=kind,
+        tool=tool,
+        tool_version=version,
+        sha256=digest_json(content),
+        excerpt=excerpt[:EXCERPT_CHARS],
+        gate=gate,
+    )
+
+
+def _skip(gate_id: str, tool: str, version: str, why: str) -> Step:
+    return GateOutcome(
+        id=gate_id, outcome="skip", tool=tool, tool_version=version, detail=why
+    ), None
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def step_parse(source: str, config: PythonChecks) -> tuple[ast.Module | None, Step]:
+    """Seed 000, code pipeline step 1: parse under the declared grammar, never executing."""
+    tree, error = parse_candidate(source, config.version, f"{config.module}.py")
+    version = platform.python_version()
+    data: dict[str, Any] = {"grammar": config.version, "runtime": version}
+    if error is None:
+        gate = GateOutcome(
+            id="python.parse", outcome="pass", tool="python-ast", tool_version=version, data=data
+        )
+        item = _evidence("parse", "python-ast", version, "python.parse", data, "parsed")
+        return tree, (gate, item)
+    data |= error.model_dump()
+    where = f"line {error.line}, column {error.column}"
+    detail = f"SyntaxError at {where}: {error.message}"
+    gate = GateOutcome(
+        id="python.parse",
+        outcome="fail",
+        tool="python-ast",
+        tool_version=version,
+        detail=detail,
+        data=data,
+    )
+    excerpt = f"{detail}\n{error.text}"
+    return None, (gate, _evidence("parse", "python-ast", version, "python.parse", data, excerpt))
+
+
+def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
+    """Seed 000, code pipeline step 2: imports and operations under a versioned policy."""
+    policy = policy_for(config.import_policy)
+    if tree is None:
+        return _skip("python.imports", "jurat", policy.id, "python.parse failed")
+    findings = inspect_operations(tree, policy)
+    denied = [f for f in findings if f.severity == "deny"]
+    content = [f.model_dump() for f in findings]
+    data = {
+        "policy": policy.id,
+        "denied": len(denied),
+        "warnings": len(findings) - len(denied),
+        "findings": content[:100],
+    }
+    detail = f"{len(denied)} denied, {len(findings) - len(denied)} warnings"
+    gate = GateOutcome(
+        id="python.imports",
+        outcome="fail" if denied else "pass",
+        tool="jurat",
+        tool_version=policy.id,
+        detail=detail,
+        data=data,
+    )
+    lines = [f"{f.line}:{f.col} {f.rule} {f.severity} {f.message}" for f in findings]
+    excerpt = "\n".join(lines) or "no findings"
+    return gate, _evidence("imports", "jurat", policy.id, "python.imports", content, excerpt)
+
+
+def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
+    """Seed 000, code pipeline step 3: pinned ruff with a named rule set."""
+    set_id = rule_set_id(plan.selectors, plan.target)
+    if tree is None:
+        return _skip("lint.ruff", "ruff", "", "python.parse failed")
+    try:
+        _, version = ruff_binary()
+        findings = run_ruff(
+            source, selectors=plan.selectors, target=plan.target, filename=f"{plan.module}.py"
+        )
+    except DependencyError as exc:
+        gate = GateOutcome(
+            id="lint.ruff", outcome="error", tool="ruff", detail=str(exc), data={"rule_set": set_id}
+        )
+        return gate, None
+    content = [f.model_dump() for f in findings]
+    data = {"rule_set": set_id, "findings": len(findings), "by_code": _count_codes(findings)}
+    gate = GateOutcome(
+        id="lint.ruff",
+        outcome="fail" if findings else "pass",
+        tool="ruff",
+        tool_version=version,
+        detail=f"{len(findings)} findings",
+        data=data,
+    )
+    lines = [f"{f.line}:{f.column} {f.code} {f.message}" for f in findings]
+    excerpt = f"rule set {set_id}\n" + ("\n".join(lines) or "no findings")
+    return gate, _evidence("lint", "ruff", version, "lint.ruff", content, excerpt)
+
+
+def _count_codes(findings: Sequence[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.code] = counts.get(finding.code, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def step_tests(
+    source: str, tree: ast.Module | None, plan: Plan, config: PythonChecks
+) -> tuple[SandboxRun | None, Step]:
+    """Seed 000, code pipeline step 4: the campaign's tests in the bubblewrap sandbox."""
+    pytest_version = metadata.version("pytest")
+    if tree is None:
+        return None, _skip("tests.pass", "pytest", pytest_version, "python.parse failed")
+    if not plan.tests:
+        return None, _skip("tests.pass", "pytest", pytest_version, "no tests supplied")
+    files = {f"{plan.module}.py": source, **plan.tests}
+    try:
+        run = run_tests(
+            files,
+            _test_targets(plan),
+            module=plan.module,
+            limits=config.limits,
+            coverage=config.coverage,
+            hypothesis=plan.hypothesis,
+        )
+    except SandboxError as exc:
+        data = {"outcome": "sandbox_error", "message": str(exc)}
+        gate = GateOutcome(
+            id="tests.pass",
+            outcome="error",
+            tool="pytest",
+            tool_version=pytest_version,
+            detail="sandbox_error",
+            data=data,
+        )
+        item = _evidence("tests", "pytest", pytest_version, "tests.pass", data, str(exc))
+        return None, (gate, item)
+    return run, _tests_gate(run, plan, config.limits, pytest_version)
+
+
+def _test_targets(plan: Plan) -> list[str]:
+    return sorted(name for name in plan.tests if name != "conftest.py")
+
+
+def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> Step:
+    failing = [t.id for t in run.tests if t.outcome != "passed"]
+    data = {
+        "outcome": run.outcome,
+        "explanation": run.detail,
+        "collected": run.collected,
+        "passed": run.passed,
+        "not_passed": failing[:50],
+        "wall_s": run.wall_s,
+        "cpu_s": run.cpu_s,
+        "exit": run.exit,
+        "output_bytes": run.output_bytes,
+        "output_truncated": run.output_truncated,
+        "memory_peak_bytes": run.memory_peak_bytes,
+        "cleanup_ok": run.cleanup_ok,
+        "limits": limits.model_dump(),
+        "test_set_sha256": plan.test_set_sha256,
+        "sandbox": SANDBOX_PROTOCOL,
+    }
+    gate = GateOutcome(
+        id="tests.pass",
+        outcome="pass" if run.outcome == "passed" else "fail",
+        tool="pytest",
+        tool_version=version,
+        detail=run.outcome,
+        data=data,
+    )
+    content = {
+        "outcome": run.outcome,
+        "detail": run.detail,
+        "tests": [t.model_dump() for t in run.tests],
+        "collect_errors": list(run.collect_errors),
+        "output": run.output,
+        "output_truncated": run.output_truncated,
+        "test_set_sha256": plan.test_set_sha256,
+    }
+    return gate, _evidence("tests", "pytest", version, "tests.pass", content, _tests_excerpt(run))
+
+
+def _tests_excerpt(run: SandboxRun) -> str:
+    lines = [f"{run.outcome}: {run.detail}"]
+    for test in run.tests:
+        if test.outcome != "passed":
+            lines.append(f"--- {test.id} {test.outcome}\n{test.excerpt[-600:]}")
+    lines += [f"--- collection error\n{e[-600:]}" for e in run.collect_errors[:2]]
+    if run.output:
+        flag = " (truncated at the cap)" if run.output_truncated else ""
+        lines.append(f"--- output, untrusted{flag}\n{run.output[:400]}")
+    return "\n".join(lines)
+
+
+def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> Step:
+    """Seed 000, code pipeline step 5: line and branch coverage, measured in the sandbox."""
+    version = metadata.version("coverage")
+    if not config.coverage:
+        return _skip("coverage", "coverage", version, "disabled by checks.python.coverage")
+    if run is None:
+        return _skip("coverage", "coverage", version, "tests did not run")
+    if run.coverage is None:
+        why = run.coverage_error or f"not measured: the test run ended with {run.outcome}"
+        gate = GateOutcome(
+            id="coverage", outcome="error", tool="coverage", tool_version=version, detail=why
+        )
+        return gate, None
+    cov = run.coverage
+    line_pct = 100.0 * cov.covered_lines / cov.statements if cov.statements else 100.0
+    branch_pct = 100.0 * cov.covered_branches / cov.branches if cov.branches else 100.0
+    data = {
+        "line_percent": round(line_pct, 2),
+        "branch_percent": round(branch_pct, 2),
+        "combined_percent": round(cov.percent, 2),
+        **cov.model_dump(),
+        "test_set_sha256": plan.test_set_sha256,
+    }
+    data["missing_lines"] = list(cov.missing_lines)
+    detail = f"lines {line_pct:.1f}%, branches {branch_pct:.1f}%"
+    gate = GateOutcome(
+        id="coverage",
+        outcome="pass",
+        tool="coverage",
+        tool_version=version,
+        detail=detail,
+        data=data,
+    )
+    excerpt = (
+        f"{detail}; missing lines {list(cov.missing_lines)[:40]}; tests {plan.test_set_sha256}"
+    )
+    return gate, _evidence("coverage", "coverage", version, "coverage", data, excerpt)
+
+
+def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
+    """Seed 000, code pipeline step 5: hypothesis property tests the campaign supplied."""
+    version = metadata.version("hypothesis")
+    props = [t for t in run.tests if t.property] if run is not None else []
+    if not props:
+        why = "no property tests supplied" if run is not None else "tests did not run"
+        return _skip("properties", "hypothesis", version, why)
+    failed = [t for t in props if t.outcome != "passed"]
+    data = {
+        "properties": len(props),
+        "failed": [t.id for t in failed],
+        "settings": "derandomize=True, database=None, deadline=None",
+    }
+    gate = GateOutcome(
+        id="properties",
+        outcome="fail" if failed else "pass",
+        tool="hypothesis",
+        tool_version=version,
+        detail=f"{len(props) - len(failed)}/{len(props)} properties hold",
+        data=data,
+    )
+    lines = [f"{t.id}: {t.outcome}\n{t.excerpt[-500:]}" for t in props]
+    return gate, _evidence(
+        "properties", "hypothesis", version, "properties", data, "\n".join(lines)
+    )
+
+
+def step_complexity(tree: ast.Module | None) -> Step:
+    """Seed 000, code pipeline: cyclomatic complexity M = E - N + 2P per function."""
+    radon_version = metadata.version("radon")
+    if tree is None:
+        return _skip("complexity", "jurat", CFG_POLICY, "python.parse failed")
+    functions = function_complexity(tree)
+    rows = [f.model_dump() for f in functions]
+    data = {
+        "policy": CFG_POLICY,
+        "radon": radon_version,
+        "functions": rows,
+        "max_m": max((f.m for f in functions), default=0),
+    }
+    detail = f"max M {data['max_m']} over {len(functions)} functions"
+    gate = GateOutcome(
+        id="complexity",
+        outcome="pass",
+        tool="jurat",
+        tool_version=CFG_POLICY,
+        detail=detail,
+        data=data,
+    )
+    lines = [
+        f"{f.name} (line {f.line}): E={f.edges} N={f.nodes} P={f.components} M={f.m} "
+        f"radon={f.radon_m}"
+        for f in functions
+    ]
+    excerpt = "\n".join(lines) or "no functions"
+    return gate, _evidence("complexity", "jurat", CFG_POLICY, "complexity", data, excerpt)
+
+
+def step_mutation(
+    tree: ast.Module | None, run: SandboxRun | None, plan: Plan, config: PythonChecks
+) -> Step:
+    """Seed 000, code pipeline step 5: mutation sensitivity, killed / total."""
+    if not config.mutation:
+        return _skip("mutation", "jurat", MUTATION_OPERATORS, "disabled by checks.python.mutation")
+    if tree is None or run is None or run.outcome != "passed":
+        return _skip("mutation", "jurat", MUTATION_OPERATORS, "the original did not pass its tests")
+    limits = _mutant_limits(config.limits, run)
+    results = []
+    try:
+        for mutant in mutants(tree, config.max_mutants):
+            files = {f"{plan.module}.py": mutant.source, **plan.tests}
+            outcome = run_tests(
+                files, _test_targets(plan), module=plan.module, limits=limits, coverage=False,
+                hypothesis=plan.hypothesis,
+            ).outcome  # fmt: skip
+            results.append({**mutant.model_dump(exclude={"source"}), "outcome": outcome})
+    except SandboxError as exc:
+        gate = GateOutcome(
+            id="mutation", outcome="error", tool="jurat", tool_version=MUTATION_OPERATORS,
+            detail="sandbox_error", data={"message": str(exc)},
+        )  # fmt: skip
+        return gate, None
+    killed = sum(1 for r in results if r["outcome"] != "passed")
+    survivors = [r for r in results if r["outcome"] == "passed"]
+    data = {
+        "operators": MUTATION_OPERATORS,
+        "killed": killed,
+        "total": len(results),
+        "score": round(killed / len(results), 4) if results else None,
+        "survivors": survivors[:50],
+        "limits": limits.model_dump(),
+    }
+    gate = GateOutcome(
+        id="mutation", outcome="pass", tool="jurat", tool_version=MUTATION_OPERATORS,
+        detail=f"{killed}/{len(results)} mutants killed", data=data,
+    )  # fmt: skip
+    lines = [f"survived {r['operator']} line {r['line']}: {r['description']}" for r in survivors]
+    excerpt = f"{killed}/{len(results)} killed\n" + "\n".join(lines)
+    return gate, _evidence("mutation", "jurat", MUTATION_OPERATORS, "mutation", results, excerpt)
+
+
+def _mutant_limits(limits: Limits, run: SandboxRun) -> Limits:
+    # A mutant that loops is killed by the limit; tying the limit to the original's
+    # cost keeps one looping mutant from costing the campaign's full wall budget.
+    wall = min(limits.wall_s, max(2.0, 4 * run.wall_s))
+    cpu = min(limits.cpu_s, max(1, math.ceil(4 * run.cpu_s)))
+    return limits.model_copy(update={"wall_s": wall, "cpu_s": cpu})
