@@ -8,9 +8,10 @@ always-equivalent / always-accept pathology, position bias or a taste for verbos
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,6 +34,9 @@ from jurat.models import (
     load_campaign,
 )
 from jurat.runner._job import artifact_evidence
+
+if TYPE_CHECKING:
+    from jurat.judges import CallKind
 
 # Seed 002 §6: identity pairs, clear mismatches, and missing / non-numeric answers.
 IDENTITY = [("200", "200"), ("The answer is 42.", "The answer is 42."), ("3/4", "3/4"),
@@ -190,8 +194,18 @@ async def _pairwise_bias(judge: JudgeConfig) -> list[Check]:
 
 async def selftest_judge(judge: JudgeConfig) -> list[Check]:
     """Every control for one judge; a judge that raises fails the control, never passes it."""
+    from jurat.judges import make_judge
+
     checks: list[Check] = []
-    for part in (_equivalence_controls, _rubric_canaries, _criteria_canaries, _pairwise_bias):
+    adapter = make_judge(judge)
+    parts: tuple[tuple[CallKind, Callable[[JudgeConfig], Awaitable[list[Check]]]], ...] = (
+        ("equivalence", _equivalence_controls), ("rubric", _rubric_canaries),
+             ("criterion", _criteria_canaries), ("pairwise", _pairwise_bias))
+    for kind, part in parts:
+        if not adapter.supports(kind):
+            checks.append(Check(judge.id, f"{kind} controls", True,
+                                f"not applicable: this judge does not answer {kind} prompts"))
+            continue
         try:
             checks.extend(await part(judge))
         except JuratError as exc:

@@ -1,0 +1,135 @@
+"""`jurat run` against a real OpenAI-compatible server on 127.0.0.1 started by the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jurat.runner import statement_of
+from tests.support.fake_openai import FakeOpenAI, echo_judge
+
+from ._support import entries, jurat, keys, verify
+
+RUBRIC = """\
+[campaign]
+id = "remote"
+kind = "rubric"
+risk_tier = {{ votes = 1, min_agreement = 1.0 }}
+allowed_destinations = [{allowed}]
+
+[rubric]
+version = "r/1"
+threshold = 0.5
+criteria = [{{ id = "correctness", weight = 1.0 }}]
+
+[[judges]]
+id = "remote"
+provider = "openai-compat"
+base_url = "{url}"
+model = "fake-judge"
+api_key_env = "FAKE_KEY"
+samples = 3
+timeout_s = 10
+price_in_per_mtok = 1.0
+price_out_per_mtok = 2.0
+
+[[artifacts]]
+id = "a1"
+text = "def f():\\n    return 1\\n"
+"""
+
+
+def _run(tmp: Path, campaign: Path) -> tuple[int, str]:
+    key, _ = keys(tmp)
+    r = jurat("run", str(campaign), "--out", str(tmp / "out"), "--ledger",
+              f"sqlite:///{tmp / 'l.db'}", "--key", str(key), "--quiet", cwd=tmp,
+              env={"FAKE_KEY": "sk-test"})
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_judge_outside_allowed_destinations_is_refused_before_any_request(tmp_path: Path
+                                                                          ) -> None:
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = tmp_path / "c.toml"
+        campaign.write_text(RUBRIC.format(url=server.url, allowed='"sim"'))
+        code, out = _run(tmp_path, campaign)
+        assert code == 3, out
+        assert "allowed_destinations" in out and server.url.rstrip("/") in out
+        assert server.requests == 0
+    assert entries(tmp_path / "l.db") == []
+
+
+def test_openai_compatible_judge_end_to_end(tmp_path: Path) -> None:
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = tmp_path / "c.toml"
+        campaign.write_text(RUBRIC.format(url=server.url, allowed=f'"{server.url}"'))
+        code, out = _run(tmp_path, campaign)
+        assert code == 0, out
+        assert server.requests == 3
+    receipt = tmp_path / "out" / "a1.sigstore.json"
+    pred = statement_of(receipt.read_bytes())["predicate"]
+    assert pred["replay_fidelity_level"] == "RF-1"  # an API judge's votes are not reproducible
+    assert pred["decision"]["disposition"] == "accept"
+    assert all(v["returned_model"] for v in pred["votes"])
+    assert "sk-test" not in receipt.read_text()  # the key never enters the receipt
+    _, pub = keys(tmp_path)
+    assert verify(receipt, pub, tmp_path).returncode == 0
+
+
+def test_missing_api_key_is_a_clear_error_before_any_request(tmp_path: Path) -> None:
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = tmp_path / "c.toml"
+        campaign.write_text(RUBRIC.format(url=server.url, allowed=f'"{server.url}"')
+                            .replace('api_key_env = "FAKE_KEY"', 'api_key_env = "NO_SUCH_KEY"'))
+        key, _ = keys(tmp_path)
+        r = jurat("run", str(campaign), "--out", str(tmp_path / "out"), "--ledger",
+                  f"sqlite:///{tmp_path / 'l.db'}", "--key", str(key), "--quiet", cwd=tmp_path)
+        assert r.returncode in (1, 3), r.stdout + r.stderr
+        assert "NO_SUCH_KEY" in r.stderr
+        assert server.requests == 0
+
+
+CRITERIA = """\
+[campaign]
+id = "exec"
+kind = "criteria"
+allowed_destinations = ["{url}", "stub"]
+
+[criteria]
+samples = 3
+blocker_samples = 5
+items = [{{ id = "polite", text = "Is the reply polite?", blocker = true }}]
+
+[subject]
+provider = "openai-compat"
+base_url = "{url}"
+model = "fake-subject"
+api_key_env = "FAKE_KEY"
+prompt = "Reply to the customer: {{input}}"
+
+[[judges]]
+id = "j"
+provider = "stub:always-yes"
+
+[[artifacts]]
+id = "case1"
+input = "Where is my parcel?"
+"""
+
+
+def test_criteria_subject_runs_once_at_temperature_zero_and_is_not_rerun(tmp_path: Path
+                                                                          ) -> None:
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = tmp_path / "c.toml"
+        campaign.write_text(CRITERIA.format(url=server.url))
+        code, out = _run(tmp_path, campaign)
+        assert code == 0, out
+        assert server.requests == 1  # one execution; the stub judges locally
+        body = server.received[0].body
+        assert b"Where is my parcel?" in body and b'"temperature":0' in body.replace(b" ", b"")
+        code, out = _run(tmp_path, campaign)
+        assert code == 0, out
+        assert server.requests == 1  # the job is reused, the subject is not run again
+    pred = statement_of((tmp_path / "out" / "case1.sigstore.json").read_bytes())["predicate"]
+    gate = next(g for g in pred["gates"] if g["id"] == "subject.execution")
+    assert gate["outcome"] == "pass" and gate["data"]["temperature"] == 0.0
+    assert pred["decision"]["rollout"] == "SHIP"
