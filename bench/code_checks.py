@@ -23,7 +23,7 @@ in the same process, interleaved ``R`` times; the table reports each arm's media
 The baselines run candidate code on the host without isolation. That is what they are
 for; the candidates here are HumanEval's canonical solutions, reference data, never
 untrusted input. The numbers are printed and written between the markers in
-``bench/README_code_checks.md``.
+``bench/README.md``.
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from _readme import write_section  # bench/ is on sys.path when a script runs
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent / "tests" / "checks" / "data" / "HumanEval.jsonl.gz"
-README = HERE / "README_code_checks.md"
-START, END = "<!-- bench:code_checks:start -->", "<!-- bench:code_checks:end -->"
+README = HERE / "README.md"
 RUNNER = HERE.parent / "src" / "jurat" / "checks" / "_runner.py"
 WALL_S = 10.0  # the default Limits().wall_s
 CPU_S = 5  # the default Limits().cpu_s
@@ -253,13 +254,7 @@ def environment(workers: int, repeat: int) -> str:
 
 
 def write_readme(text: str) -> None:
-    current = README.read_text(encoding="utf-8") if README.exists() else ""
-    if START in current and END in current:
-        head, _, rest = current.partition(START)
-        _, _, tail = rest.partition(END)
-        README.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
-    else:
-        print(f"note: markers not found in {README}; not written", file=sys.stderr)
+    write_section("code_checks", text)
 
 
 def main(argv: list[str] | None = None) -> int:

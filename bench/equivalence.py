@@ -13,7 +13,7 @@ same number (seed 002: "\\boxed{200}", "answer: 200", ...), moves it to the top 
 first, working after it), and changes it to n+1 (a negative control), and reports how often
 each comparator keeps its outcome on the original pair, using ``invariance_verdict``.
 
-The numbers are printed and written between the markers in ``bench/README_equivalence.md``.
+The numbers are printed and written between the markers in ``bench/README.md``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from _readme import write_section  # bench/ is on sys.path when a script runs
+
 from jurat.checks._answers import (
     InvarianceVerdict,
     deterministic_equivalence,
@@ -42,8 +44,7 @@ from jurat.fold import wilson_interval
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = Path("/work/shared/data/gsm8k_example_model_solutions.jsonl.gz")
-README = HERE / "README_equivalence.md"
-START, END = "<!-- bench:equivalence:start -->", "<!-- bench:equivalence:end -->"
+README = HERE / "README.md"
 
 Pair = tuple[str, str, str, str, bool]  # id, model solution, ground truth, transform, gold
 
@@ -363,12 +364,7 @@ def report(
 
 
 def write_readme(text: str) -> None:
-    body = README.read_text(encoding="utf-8") if README.exists() else f"{START}\n{END}\n"
-    if START not in body or END not in body:
-        body += f"\n{START}\n{END}\n"
-    head, rest = body.split(START, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+    write_section("equivalence", text)
 
 
 if __name__ == "__main__":

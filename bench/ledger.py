@@ -12,7 +12,7 @@ checkpoints and Merkle root included) is reported too.
 ``bench_rows()`` returns the rows; other benchmarks (e.g. receipt
 verification) can add rows of the same shape and be merged into one table.
 The numbers are printed and written between the markers in
-``bench/README_ledger.md``.
+``bench/README.md``.
 """
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _readme import write_section  # bench/ is on sys.path when a script runs
+
 from jurat.canonical import canonical_json
 from jurat.ledger import Ledger, load_or_create_log_key, open_ledger
 from jurat.ledger._entry import entry_bytes
 
 HERE = Path(__file__).resolve().parent
-README = HERE / "README_ledger.md"
-START, END = "<!-- bench:ledger:start -->", "<!-- bench:ledger:end -->"
+README = HERE / "README.md"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
@@ -257,12 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         table.add_row(row.name, f"{row.value:,.0f}", row.unit, row.baseline, f"{row.ratio:.2f}")
     Console().print(table)
-    if not args.no_write and README.exists():
-        text = README.read_text()
-        if START in text and END in text:
-            head, rest = text.split(START, 1)
-            _, tail = rest.split(END, 1)
-            README.write_text(f"{head}{START}\n{_markdown(rows, args.appends)}\n{END}{tail}")
+    if not args.no_write:
+        write_section("ledger", _markdown(rows, args.appends))
     return 0
 
 

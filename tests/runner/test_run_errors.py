@@ -14,7 +14,8 @@ from ._support import copy_example, entries, jurat, keys
     [
         (('samples = 5', 'samplez = 5'), ["judges[0].samplez", "unknown key", "fix:"]),
         (('weight = 0.45', 'weight = 0.55'), ["rubric.criteria", "sum to 1", "fix:"]),
-        (('id = "sim-a"\nprovider = "sim"', 'id = "sim-a"\nprovider = "oracle"'), ["judges[0].provider", "unknown provider"]),
+        (('id = "sim-a"\nprovider = "sim"', 'id = "sim-a"\nprovider = "oracle"'),
+         ["judges[0].provider", "unknown provider"]),
         (('path = "contributions/c1_canonical.py"', 'path = "contributions/missing.py"'),
          ["artifacts[0].path", "cannot read", "fix:"]),
         (("[rubric]", "[rubrik]"), ["rubrik", "unknown table"]),
