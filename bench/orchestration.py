@@ -132,7 +132,10 @@ async def _pump(n: int, one: Callable[[int], Awaitable[Any]]) -> None:
     await asyncio.gather(*(run(i) for i in range(n)))
 
 
-async def _bare(url: str, n: int, lean: bool) -> Callable[[int], Awaitable[Any]]:
+Caller = tuple[Callable[[int], Awaitable[Any]], Callable[[], Awaitable[None]]]
+
+
+async def _bare(url: str, n: int, lean: bool) -> Caller:
     import httpx2
 
     from jurat.judges._transport import PlainHTTPTransport
@@ -149,10 +152,10 @@ async def _bare(url: str, n: int, lean: bool) -> Callable[[int], Awaitable[Any]]
         response = await client.post("/chat/completions", content=bodies[i], headers=headers)
         return response.content
 
-    return one
+    return one, client.aclose
 
 
-async def _sdk_create(url: str, n: int) -> Callable[[int], Awaitable[Any]]:
+async def _sdk_create(url: str, n: int) -> Caller:
     import openai
 
     client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0)
@@ -162,10 +165,10 @@ async def _sdk_create(url: str, n: int) -> Callable[[int], Awaitable[Any]]:
         result = await client.chat.completions.create(**bodies[i])
         return result.choices[0].message.content
 
-    return one
+    return one, client.close
 
 
-async def _sdk_post(url: str, n: int) -> Callable[[int], Awaitable[Any]]:
+async def _sdk_post(url: str, n: int) -> Caller:
     import httpx2
     import openai
 
@@ -182,12 +185,12 @@ async def _sdk_post(url: str, n: int) -> Callable[[int], Awaitable[Any]]:
         )
         return response.content
 
-    return one
+    return one, client.close
 
 
-async def _jurat(url: str, n: int, workdir: Path) -> Callable[[], Awaitable[int]]:
+async def _jurat(url: str, n: int, workdir: Path, engine: Any) -> Callable[[], Awaitable[int]]:
     from jurat.canonical import canonical_json
-    from jurat.judges import Engine, SampleTelemetry, run_samples
+    from jurat.judges import SampleTelemetry, run_samples
     from jurat.models import EvidenceBundle, GateOutcome, Vote
 
     policy = _policy(url)
@@ -195,7 +198,6 @@ async def _jurat(url: str, n: int, workdir: Path) -> Callable[[], Awaitable[int]
     artifacts = _artifacts(n // policy.judges[0].samples)
     ledger = (workdir / "votes.ndjson").open("ab")
     telemetry = SampleTelemetry(workdir / "telemetry.ndjson")
-    engine = Engine(max_concurrency=CONCURRENCY)
     errors: list[str] = []
 
     def record(vote: Vote) -> None:
@@ -225,15 +227,16 @@ async def _jurat(url: str, n: int, workdir: Path) -> Callable[[], Awaitable[int]
 
 
 async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> dict[str, Any]:
+    from jurat.judges import Engine
+
     with FakeOpenAI(echo_judge, latency_ms=latency_ms, process=True) as server:
         warm = 320
         if name == "jurat run_samples":
-            warmup = await _jurat(server.url, warm, workdir)
+            engine = Engine(max_concurrency=CONCURRENCY)
+            warmup = await _jurat(server.url, warm, workdir, engine)
             await warmup()
-            workload = await _jurat(server.url, calls, workdir)
-
-            async def go() -> int:
-                return await workload()
+            go = await _jurat(server.url, calls, workdir, engine)
+            close = engine.aclose
         else:
             factory = {
                 "httpx2 bare": lambda u, k: _bare(u, k, lean=False),
@@ -241,7 +244,7 @@ async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> d
                 "openai SDK post, default pool": _sdk_post,
                 "httpx2 + jurat transport": lambda u, k: _bare(u, k, lean=True),
             }[name]
-            one = await factory(server.url, calls)
+            one, close = await factory(server.url, calls)
             await _pump(warm, one)
 
             async def go() -> int:
@@ -256,6 +259,7 @@ async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> d
         cpu = time.process_time() - cpu
         server_cpu = _proc_cpu(server.pid) - server_cpu
         served = server.requests - before
+        await close()  # an unclosed client's sockets, once collected, can confuse the loop
     if served != done:
         raise RuntimeError(f"{name}: {done} calls but the server saw {served}")
     return {

@@ -8,6 +8,8 @@ machines always agree on it.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 from typing import Any
 
 import rfc8785
@@ -15,7 +17,7 @@ from pydantic import BaseModel
 
 from jurat.errors import ValidationError
 
-__all__ = ["canonical_json", "digest_json", "sha256_digest"]
+__all__ = ["canonical_json", "digest_json", "loads_strict", "sha256_digest"]
 
 
 def _plain(obj: Any) -> Any:
@@ -50,3 +52,35 @@ def sha256_digest(data: bytes | str) -> str:
 def digest_json(obj: Any) -> str:
     """sha256 of the canonical JSON of ``obj``."""
     return sha256_digest(canonical_json(obj))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} overflows a double")
+    return value
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """Parse one JSON document refusing duplicate keys, NaN/Infinity and overflowing numbers.
+
+    Python's ``json`` keeps the last duplicate key and accepts NaN (FACTS.md), which would
+    let two readers see two different documents in the same bytes. Raises ValueError.
+    """
+    return json.loads(
+        data, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
+        parse_float=_finite,
+    )

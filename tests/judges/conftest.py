@@ -85,7 +85,9 @@ def policy(kind: str, *judges: JudgeConfig, **kwargs: Any) -> Policy:
             ),
         )
     if kind == "equivalence":
-        tables["equivalence"] = kwargs.pop("equivalence", EquivalencePolicy(votes=3, min_agreement=2))
+        tables["equivalence"] = kwargs.pop(
+            "equivalence", EquivalencePolicy(votes=3, min_agreement=2)
+        )
     destinations = tuple({j.destination for j in judges})
     return Policy(
         id="t",

@@ -128,12 +128,28 @@ CATALOGUE: list[tuple[str, list[Reply], str, tuple[GateOutcome, ...]]] = [
     ),
     (
         "reject-then-accept",
-        [raw(GOOD.replace('"disposition": "accept"', '"disposition": "reject", "disposition": "accept"'))],
+        [
+            raw(
+                GOOD.replace(
+                    '"disposition": "accept"', '"disposition": "reject", "disposition": "accept"'
+                )
+            )
+        ],
         "duplicate_key",
         PASSING,
     ),
-    ("nan-score", [raw(GOOD.replace('"correctness": 5', '"correctness": NaN'))], "non_finite_number", PASSING),
-    ("huge-number", [raw(GOOD.replace('"correctness": 5', '"correctness": 1e999'))], "non_finite_number", PASSING),
+    (
+        "nan-score",
+        [raw(GOOD.replace('"correctness": 5', '"correctness": NaN'))],
+        "non_finite_number",
+        PASSING,
+    ),
+    (
+        "huge-number",
+        [raw(GOOD.replace('"correctness": 5', '"correctness": 1e999'))],
+        "non_finite_number",
+        PASSING,
+    ),
     ("oversized", [answer(explanation="x" * 70_000)], "oversized", PASSING),
     ("json-array", [raw(f"[{GOOD}]")], "schema_violation", PASSING),
     ("json-string", [raw(json.dumps(GOOD))], "schema_violation", PASSING),
@@ -144,7 +160,12 @@ CATALOGUE: list[tuple[str, list[Reply], str, tuple[GateOutcome, ...]]] = [
     ("score-string", [answer(scores={**SCORES, "reasoning": "5"})], "schema_violation", PASSING),
     ("score-fraction", [answer(scores={**SCORES, "reasoning": 4.5})], "schema_violation", PASSING),
     ("score-boolean", [answer(scores={**SCORES, "adherence": True})], "schema_violation", PASSING),
-    ("missing-score", [answer(scores={"correctness": 5, "reasoning": 5, "adherence": 5})], "schema_violation", PASSING),
+    (
+        "missing-score",
+        [answer(scores={"correctness": 5, "reasoning": 5, "adherence": 5})],
+        "schema_violation",
+        PASSING,
+    ),
     ("extra-score", [answer(scores={**SCORES, "style": 5})], "schema_violation", PASSING),
     ("unknown-disposition", [answer(disposition="approve")], "schema_violation", PASSING),
     ("disposition-case", [answer(disposition="ACCEPT")], "schema_violation", PASSING),
@@ -152,14 +173,24 @@ CATALOGUE: list[tuple[str, list[Reply], str, tuple[GateOutcome, ...]]] = [
     ("accept-gates-false", [answer(hard_gates_pass=False)], "schema_violation", PASSING),
     ("accept-abstain", [answer(preference="abstain")], "schema_violation", PASSING),
     ("gates-as-string", [answer(hard_gates_pass="true")], "schema_violation", PASSING),
-    ("missing-evidence", [raw(json.dumps({k: v for k, v in arcv_decision(D).items() if k != "evidence_indices"}))], "schema_violation", PASSING),
+    (
+        "missing-evidence",
+        [raw(json.dumps({k: v for k, v in arcv_decision(D).items() if k != "evidence_indices"}))],
+        "schema_violation",
+        PASSING,
+    ),
     ("empty-evidence", [answer(evidence_indices=[])], "schema_violation", PASSING),
     ("duplicate-evidence", [answer(evidence_indices=[0, 0])], "schema_violation", PASSING),
     ("negative-evidence", [answer(evidence_indices=[-1])], "schema_violation", PASSING),
     ("too-much-evidence", [answer(evidence_indices=list(range(33)))], "schema_violation", PASSING),
     ("short-explanation", [answer(explanation="ok")], "schema_violation", PASSING),
     ("digest-uppercase", [answer(artifact_sha256=D.upper())], "schema_violation", PASSING),
-    ("missing-digest", [raw(json.dumps({k: v for k, v in arcv_decision(D).items() if k != "artifact_sha256"}))], "schema_violation", PASSING),
+    (
+        "missing-digest",
+        [raw(json.dumps({k: v for k, v in arcv_decision(D).items() if k != "artifact_sha256"}))],
+        "schema_violation",
+        PASSING,
+    ),
     # jurat's semantic checks
     ("wrong-digest", [answer(artifact_sha256="0" * 64)], "digest_mismatch", PASSING),
     ("evidence-out-of-bundle", [answer(evidence_indices=[0, 2])], "bad_evidence_index", PASSING),

@@ -281,7 +281,9 @@ class _Protocol(asyncio.Protocol):
             transport.write("\r\n".join(head).encode("latin-1") + reply.body)
             return
         transport.write("\r\n".join(head).encode("latin-1"))
-        asyncio.get_running_loop().create_task(self._trickle(reply.body, reply.trickle_s))
+        task = asyncio.get_running_loop().create_task(self._trickle(reply.body, reply.trickle_s))
+        self.server.tasks.add(task)
+        task.add_done_callback(self.server.tasks.discard)
 
     async def _trickle(self, body: bytes, every: float) -> None:
         for i in range(len(body)):
@@ -308,6 +310,7 @@ class _Server:
         self.count = 0
         self.received: list[FakeRequest] = []
         self.connections: set[asyncio.Transport] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
 
     def handle(self, conn: _Protocol, request: FakeRequest) -> None:
         request.index = self.count
@@ -338,6 +341,9 @@ async def _serve(server: _Server, ready: Callable[[int], None], stop: asyncio.Ev
         await stop.wait()
     finally:
         listener.close()
+        for task in list(server.tasks):
+            task.cancel()
+        await asyncio.gather(*server.tasks, return_exceptions=True)
         for transport in list(server.connections):
             transport.abort()
         await listener.wait_closed()
@@ -442,6 +448,15 @@ class FakeOpenAI:
     def received(self) -> list[FakeRequest]:
         """Every request received (thread mode only)."""
         return self._server.received
+
+    @property
+    def behaviour(self) -> Behaviour:
+        """What answers once the script is empty (thread mode; settable)."""
+        return self._server.behaviour
+
+    @behaviour.setter
+    def behaviour(self, behaviour: Behaviour) -> None:
+        self._server.behaviour = behaviour
 
     def push(self, *replies: Reply | dict[str, Any] | Behaviour) -> None:
         """Queue replies to serve before falling back to the behaviour (thread mode)."""

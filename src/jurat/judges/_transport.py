@@ -17,6 +17,7 @@ responses, a body-size limit, and the request's connect/read timeouts.
 from __future__ import annotations
 
 import asyncio
+import select
 from collections import defaultdict
 from typing import Any
 
@@ -34,9 +35,8 @@ class ResponseTooLarge(Exception):
 class _Closed(Exception):
     """The server closed the connection before a complete response."""
 
-    def __init__(self, received: bool) -> None:
+    def __init__(self) -> None:
         super().__init__("server closed the connection before a complete response")
-        self.received = received
 
 
 class _Response:
@@ -69,7 +69,6 @@ class _Connection(asyncio.Protocol):
         self.need = 0
         self.body = bytearray()
         self.keep_alive = True
-        self.received = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -79,7 +78,7 @@ class _Connection(asyncio.Protocol):
         self.closed = True
         if self.state == "until_close" and self.waiter is not None:
             self._finish(keep_alive=False)
-        self._fail(_Closed(self.received))
+        self._fail(_Closed())
 
     def eof_received(self) -> bool:
         return False
@@ -90,6 +89,20 @@ class _Connection(asyncio.Protocol):
         self.waiter = asyncio.get_running_loop().create_future()
         self.transport.write(data)
         return self.waiter
+
+    def usable(self) -> bool:
+        """An idle connection is reusable unless closed or readable (EOF or stray bytes).
+
+        The server may have closed it while the loop was busy; one zero-timeout poll catches
+        that before a request is written into a dead connection.
+        """
+        if self.closed or self.transport is None or self.transport.is_closing():
+            return False
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        readable, _, _ = select.select([sock.fileno()], [], [], 0)
+        return not readable
 
     def abort(self) -> None:
         self.closed = True
@@ -109,7 +122,6 @@ class _Connection(asyncio.Protocol):
             waiter.set_result(response)
 
     def data_received(self, data: bytes) -> None:
-        self.received = True
         self.buffer += data
         try:
             self._parse()
@@ -229,46 +241,43 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
         head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1".encode("ascii")]
         head.extend(name + b": " + value for name, value in request.headers.raw)
         data = b"\r\n".join(head) + b"\r\n\r\n" + body
-        for _ in range(2):
-            conn, reused = await self._checkout(origin, timeouts.get("connect"))
-            try:
-                async with asyncio.timeout(timeouts.get("read")):
-                    response = await conn.send(data)
-            except _Closed as exc:
-                conn.abort()
-                # An idle connection the server closed before reading us: one fresh try.
-                if reused and not exc.received:
-                    continue
-                raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
-            except TimeoutError as exc:
-                conn.abort()
-                raise httpx2.ReadTimeout("no complete response in time", request=request) from exc
-            except ValueError as exc:
-                conn.abort()
-                raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
-            except BaseException:
-                conn.abort()  # cancelled or failed mid-response: the connection is unusable
-                raise
-            if response.keep_alive and not conn.closed:
-                self.idle[origin].append(conn)
-            else:
-                conn.abort()
-            return httpx2.Response(
-                response.status,
-                headers=response.headers,
-                stream=httpx2.ByteStream(response.body),
-                request=request,
-            )
-        raise httpx2.RemoteProtocolError("the connection closed twice", request=request)
+        conn = await self._checkout(origin, timeouts.get("connect"))
+        try:
+            async with asyncio.timeout(timeouts.get("read")):
+                response = await conn.send(data)
+        except _Closed as exc:
+            # Never re-sent here: the engine retries it as a recorded attempt of the sample.
+            conn.abort()
+            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
+        except TimeoutError as exc:
+            conn.abort()
+            raise httpx2.ReadTimeout("no complete response in time", request=request) from exc
+        except ValueError as exc:
+            conn.abort()
+            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
+        except BaseException:
+            conn.abort()  # cancelled or failed mid-response: the connection is unusable
+            raise
+        if response.keep_alive and not conn.closed:
+            self.idle[origin].append(conn)
+        else:
+            conn.abort()
+        return httpx2.Response(
+            response.status,
+            headers=response.headers,
+            stream=httpx2.ByteStream(response.body),
+            request=request,
+        )
 
     async def _checkout(
         self, origin: tuple[str, int], connect_timeout: float | None
-    ) -> tuple[_Connection, bool]:
+    ) -> _Connection:
         pool = self.idle[origin]
         while pool:
             conn = pool.pop()
-            if not conn.closed:
-                return conn, True
+            if conn.usable():
+                return conn
+            conn.abort()
         loop = asyncio.get_running_loop()
         max_body = self.max_body
         try:
@@ -280,7 +289,7 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
             raise httpx2.ConnectTimeout(f"connect to {origin} timed out") from exc
         except OSError as exc:
             raise httpx2.ConnectError(f"connect to {origin}: {exc}") from exc
-        return conn, False
+        return conn
 
     async def aclose(self) -> None:
         for pool in self.idle.values():

@@ -14,11 +14,10 @@ the receipt, its payload digest and these few fields.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from jurat.canonical import canonical_json
+from jurat.canonical import canonical_json, loads_strict
 from jurat.errors import TamperError
 from jurat.ledger._merkle import leaf_hash
 from jurat.ledger._models import ENTRY_KINDS, Entry
@@ -62,19 +61,6 @@ def entry_bytes(
     )
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
 def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:
     """Parse stored payload bytes strictly (no duplicate keys, no NaN) into a JSON object.
 
@@ -82,9 +68,7 @@ def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:
     re-canonicalising on every read would only cost time.
     """
     try:
-        value = json.loads(
-            data, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant
-        )
+        value = loads_strict(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise TamperError(f"seq {seq}: stored payload is not valid JSON") from exc
     if not isinstance(value, dict):

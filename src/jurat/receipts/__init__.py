@@ -6,9 +6,9 @@ re-running the fold on the signed inputs. The format is specified, byte for
 byte, in ``docs/receipt-format.md``.
 """
 
+from jurat.canonical import loads_strict
 from jurat.receipts._bundle import (
     BUNDLE_MEDIA_TYPE,
-    loads_strict,
     receipt_digest,
     sign_payload,
     sign_statement,

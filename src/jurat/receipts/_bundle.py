@@ -6,11 +6,9 @@ is the receipt digest (``receipt_digest``), whatever tool later re-reads it.
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any, Literal
 
-from jurat.canonical import canonical_json, sha256_digest
+from jurat.canonical import canonical_json, loads_strict, sha256_digest
 from jurat.errors import ValidationError, VerificationError
 from jurat.models import Frozen
 from jurat.receipts._dsse import PAYLOAD_TYPE, b64decode, b64encode, pae
@@ -20,40 +18,6 @@ BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 #: The pre-0.3 spelling of the same media type; Sigstore clients still read it.
 _LEGACY_V03_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.3"
 _STEP = "parse envelope"
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text} overflows a double")
-    return value
-
-
-def loads_strict(data: bytes | str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN/Infinity and overflowing numbers.
-
-    Python's ``json`` keeps the last duplicate and accepts NaN (FACTS.md), which
-    would let two readers see two different documents in the same signed bytes.
-    """
-    return json.loads(
-        data,
-        object_pairs_hook=_no_duplicates,
-        parse_constant=_refuse_constant,
-        parse_float=_finite,
-    )
 
 
 def sign_payload(payload: bytes, key: PrivateKey, *, payload_type: str = PAYLOAD_TYPE) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pydantic
 
-from jurat.canonical import canonical_json, digest_json
+from jurat.canonical import canonical_json, digest_json, loads_strict
 from jurat.errors import ConfigError, ValidationError, VerificationError
 from jurat.fold import decide
 from jurat.models import (
@@ -24,7 +24,6 @@ from jurat.models import (
     Vote,
     policy_digest,
 )
-from jurat.receipts._bundle import loads_strict
 from jurat.receipts._predicate import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jurat.canonical import canonical_json, digest_json
+from jurat.canonical import canonical_json, digest_json, loads_strict
 from jurat.errors import JuratError, VerificationError
 from jurat.models import Decision, Frozen, policy_digest
-from jurat.receipts._bundle import ParsedBundle, loads_strict, parse_bundle
+from jurat.receipts._bundle import ParsedBundle, parse_bundle
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._keys import (
     PublicKey,
