@@ -16,6 +16,8 @@ Variants, from bare HTTP to the whole ``jurat run``-style workload:
   client, answer read from the typed response (how the SDK is usually called).
 - ``openai SDK post, default pool``: the SDK's own client posting jurat's pre-serialised body.
 - ``httpx2 + jurat transport``: bare again, with jurat's lean HTTP/1.1 transport.
+- ``openai SDK post + jurat transport``: what the adapter sends through, without the engine:
+  the difference to the row above is the SDK's own overhead.
 - ``jurat run_samples``: the whole judge phase per artifact: plan, render the prompt (fresh
   delimiters per call), call through the SDK, parse strictly, validate against the ARCV schema
   and the semantic rules, build the vote, emit the ``judge.sample`` telemetry event to NDJSON,
@@ -23,7 +25,7 @@ Variants, from bare HTTP to the whole ``jurat run``-style workload:
 
 It also measures the sim panel's false-block rate (seed 001: N = 5, quorum 0.8,
 reliability 0.85) with and without correlation, and writes everything to
-bench/README_orchestration.md.
+bench/README.md.
 """
 
 from __future__ import annotations
@@ -49,9 +51,6 @@ from tests.support.fake_openai import FakeOpenAI, echo_judge  # noqa: E402
 CONCURRENCY = 64
 LATENCY_MS = 50.0
 LIMIT = CONCURRENCY / (LATENCY_MS / 1000)
-README = ROOT / "bench" / "README_orchestration.md"
-MARK_BEGIN = "<!-- results:begin -->"
-MARK_END = "<!-- results:end -->"
 
 
 def _proc_cpu(pid: int) -> float:
@@ -168,14 +167,18 @@ async def _sdk_create(url: str, n: int) -> Caller:
     return one, client.close
 
 
-async def _sdk_post(url: str, n: int) -> Caller:
+async def _sdk_post(url: str, n: int, lean: bool) -> Caller:
     import httpx2
     import openai
 
-    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    client = openai.AsyncOpenAI(
-        base_url=url, api_key="x", max_retries=0, http_client=httpx2.AsyncClient(limits=limits)
-    )
+    from jurat.judges._transport import PlainHTTPTransport
+
+    if lean:
+        http = httpx2.AsyncClient(transport=PlainHTTPTransport())
+    else:
+        limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+        http = httpx2.AsyncClient(limits=limits)
+    client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0, http_client=http)
     bodies = _request_bodies(url, n)
     options: Any = {"headers": {"content-type": "application/json"}}
 
@@ -241,8 +244,9 @@ async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> d
             factory = {
                 "httpx2 bare": lambda u, k: _bare(u, k, lean=False),
                 "openai SDK create()": _sdk_create,
-                "openai SDK post, default pool": _sdk_post,
+                "openai SDK post, default pool": lambda u, k: _sdk_post(u, k, lean=False),
                 "httpx2 + jurat transport": lambda u, k: _bare(u, k, lean=True),
+                "openai SDK post + jurat transport": lambda u, k: _sdk_post(u, k, lean=True),
             }[name]
             one, close = await factory(server.url, calls)
             await _pump(warm, one)
@@ -275,6 +279,7 @@ VARIANTS = (
     "openai SDK create()",
     "openai SDK post, default pool",
     "httpx2 + jurat transport",
+    "openai SDK post + jurat transport",
     "jurat run_samples",
 )
 
@@ -360,14 +365,10 @@ async def main(calls: int, write: bool) -> None:
 
 
 def _write(text: str) -> None:
-    current = README.read_text() if README.exists() else ""
-    if MARK_BEGIN in current and MARK_END in current:
-        head, rest = current.split(MARK_BEGIN, 1)
-        tail = rest.split(MARK_END, 1)[1]
-        README.write_text(f"{head}{MARK_BEGIN}\n{text}{MARK_END}{tail}")
-    else:
-        README.write_text(f"{current}\n{MARK_BEGIN}\n{text}{MARK_END}\n")
-    print(f"results written to {README.relative_to(ROOT)}")
+    from _readme import write_section  # bench/ is on sys.path when a script runs
+
+    write_section("orchestration", text)
+    print("results written to bench/README.md")
 
 
 if __name__ == "__main__":

@@ -370,3 +370,31 @@ async def test_one_telemetry_event_per_sample(tmp_path: Path, engine: Engine) ->
     }
     assert all(e["error"] is None and e["dispatch_ms"] >= 0 for e in events)
     assert decide(pol, (), votes).rollout == "BLOCK"
+
+
+async def test_structured_output_falls_back_once_and_remembers(
+    fake: FakeOpenAI, engine: Engine
+) -> None:
+    fake.push(reply_json({"error": "response_format is not supported"}, status=400))
+    pol = policy("rubric", remote(fake, samples=1))
+    first = await run_samples(pol, ART, EMPTY, PASSING, engine=engine)
+    assert (first[0].error, first[0].attempts) == (None, 1)
+    second = await run_samples(pol, artifact("other"), EMPTY, PASSING, engine=engine)
+    assert second[0].error is None
+    sent = [r.json() for r in fake.received]
+    assert ["response_format" in body for body in sent] == [True, False, False]
+
+
+async def test_structured_output_can_be_switched_off(fake: FakeOpenAI, engine: Engine) -> None:
+    pol = policy("criteria", remote(fake, structured_output=False))
+    votes = await run_samples(pol, ART, EMPTY, (), engine=engine)
+    assert {v.error for v in votes} == {None}
+    assert all("response_format" not in r.json() for r in fake.received)
+
+
+async def test_complete_text_with_local_subjects(engine: Engine) -> None:
+    sim = await complete_text(judge(seed=1), "prompt", temperature=0.0, engine=engine)
+    again = await complete_text(judge(seed=1), "prompt", temperature=0.0, engine=engine)
+    assert sim.text == again.text and sim.text is not None and sim.text.startswith("sim output")
+    stub = await complete_text(judge("stub:always-yes"), "p", temperature=0.0, engine=engine)
+    assert stub.text == "stub:always-yes output"

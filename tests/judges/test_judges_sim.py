@@ -173,3 +173,20 @@ async def test_sim_latency_is_simulated() -> None:
     votes = await run_samples(pol, artifact(truth="reject"), EMPTY, PASSING, engine=Engine())
     assert 0.08 <= time.monotonic() - began < 0.5  # concurrent: about one latency, not four
     assert all(v.latency_ms >= 79 for v in votes)
+
+
+async def test_the_engine_path_draws_exactly_what_sim_label_says() -> None:
+    """The 20,000-item statistic uses sim_label directly; the adapter must agree with it."""
+    config = judge(seed=11, reliability=RELIABILITY, correlation=0.1)
+    suite = CriteriaSuite(
+        samples=N, blocker_samples=N, items=(Criterion(id="blocker", blocker=True),)
+    )
+    pol = policy("criteria", config, criteria=suite)
+    engine = Engine()
+    for i in range(150):
+        art = artifact(f"output {i}", truth="yes")
+        votes = await run_samples(pol, art, EMPTY, (), engine=engine)
+        expected = [
+            sim_label(config, art.sha256, "blocker", k, "criterion", "yes") for k in range(N)
+        ]
+        assert [v.answer["verdict"] if v.answer else None for v in votes] == expected

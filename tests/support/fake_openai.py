@@ -199,15 +199,17 @@ def echo_judge(request: FakeRequest) -> Reply | dict[str, Any]:
     """A well-behaved judge: a valid answer of the kind the request asks for.
 
     Rubric and pairwise requests get an accepting decision echoing the prompt's digest;
-    criterion requests get ``yes``; anything else the equivalence line format. Requests to
+    criterion requests get ``yes``; anything else the equivalence line format. The kind is
+    read from the structured-output schema name, else from the prompt text. Requests to
     ``/v1/messages`` get the Anthropic shape (a forced tool call).
     """
     body = request.body
     match = _SCHEMA_NAME.search(body) if b"json_schema" in body or b"input_schema" in body else None
     name = match.group(1).decode() if match else ""
-    if "criterion" in name:
+    # Without structured output, answer as a model would: by what the prompt asks for.
+    if "criterion" in name or (not name and b"binary criterion" in body):
         content = _VERDICT_YES
-    elif "arcv" in name:
+    elif "arcv" in name or (not name and b"ARCV Judge Decision v1" in body):
         content = json.dumps(arcv_decision(request.digest))
     else:
         content = _EQUIVALENT
@@ -460,10 +462,9 @@ class FakeOpenAI:
 
     def push(self, *replies: Reply | dict[str, Any] | Behaviour) -> None:
         """Queue replies to serve before falling back to the behaviour (thread mode)."""
-        if self._loop is None:
-            self._server.script.extend(replies)
-        else:
-            self._loop.call_soon_threadsafe(self._server.script.extend, replies)
+        if self._process:
+            raise RuntimeError("push works in thread mode; a server process has its behaviour")
+        self._server.script.extend(replies)  # deque.extend is atomic: safe across threads
 
     def start(self) -> FakeOpenAI:
         if self._process:

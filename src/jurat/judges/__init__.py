@@ -9,18 +9,10 @@ and ``anthropic`` (the official SDKs, imported lazily), ``sim`` (a seeded noisy 
 """
 
 from jurat.judges._cost import CostSummary, PhaseCost, cost_summary, format_cost_table, phase_cost
-from jurat.judges._engine import (
-    Engine,
-    PlannedSample,
-    complete_text,
-    default_engine,
-    judge_bundle,
-    judge_pins,
-    plan_samples,
-    run_samples,
-)
+from jurat.judges._engine import Engine, complete_text, default_engine, run_samples
 from jurat.judges._factory import make_judge
 from jurat.judges._order import order_reversal_consistency, presentation_order
+from jurat.judges._plan import PlannedSample, judge_bundle, judge_pins, plan_samples
 from jurat.judges._prompts import (
     EQUIVALENCE_PROMPT_ID,
     TEMPLATE_FOR_KIND,

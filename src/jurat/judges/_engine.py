@@ -22,7 +22,6 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from jurat.canonical import digest_json
 from jurat.errors import (
     ConfigError,
     DestinationError,
@@ -32,7 +31,7 @@ from jurat.errors import (
 )
 from jurat.fold import canonical_preference
 from jurat.judges._factory import make_judge
-from jurat.judges._order import presentation_order
+from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
 from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
 from jurat.judges._protocol import (
     RETRYABLE_KINDS,
@@ -49,118 +48,19 @@ from jurat.judges._telemetry import SampleTelemetry
 from jurat.judges._validate import hard_gates_pass, interpret
 from jurat.models import (
     Artifact,
-    Criterion,
     EvidenceBundle,
-    EvidenceItem,
-    Frozen,
     GateOutcome,
     JudgeConfig,
     Policy,
     Vote,
 )
 
-__all__ = [
-    "Engine",
-    "PlannedSample",
-    "complete_text",
-    "default_engine",
-    "judge_bundle",
-    "judge_pins",
-    "plan_samples",
-    "run_samples",
-]
+__all__ = ["Engine", "complete_text", "default_engine", "run_samples"]
 
 OnVote = Callable[[Vote], Awaitable[None] | None]
 OnRetry = Callable[[str, int, str], Awaitable[None] | None]
 
 _LOCAL = ("sim", "replay")
-
-
-class PlannedSample(Frozen):
-    """One sample of the plan, fixed before dispatch."""
-
-    judge: JudgeConfig
-    """The judge configuration."""
-    criterion: str
-    """``rubric``, ``pairwise``, ``equivalence`` or a binary criterion id."""
-    sample: int
-    """Sample index k (0-based)."""
-    of: int
-    """N for this (judge, criterion)."""
-    kind: CallKind
-    """What is asked."""
-    order: str | None = None
-    """Pairwise presentation order, ``AB`` or ``BA``."""
-    item: Criterion | None = None
-    """The binary criterion (criteria campaigns)."""
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        """(judge id, criterion, k): the identity of a sample."""
-        return (self.judge.id, self.criterion, self.sample)
-
-
-def plan_samples(policy: Policy, artifact: Artifact) -> list[PlannedSample]:
-    """Every sample of the job in dispatch order: judge panel order, criterion order, k."""
-    plan: list[PlannedSample] = []
-    for judge in policy.judges:
-        if policy.kind == "rubric":
-            plan.extend(
-                PlannedSample(
-                    judge=judge, criterion="rubric", sample=k, of=judge.samples, kind="rubric"
-                )
-                for k in range(judge.samples)
-            )
-        elif policy.kind == "pairwise":
-            plan.extend(
-                PlannedSample(
-                    judge=judge,
-                    criterion="pairwise",
-                    sample=k,
-                    of=judge.samples,
-                    kind="pairwise",
-                    order=presentation_order(judge.seed, artifact.sha256, k),
-                )
-                for k in range(judge.samples)
-            )
-        elif policy.kind == "criteria":
-            suite = policy.criteria
-            assert suite is not None  # the Policy validator guarantees it
-            for item in suite.items:
-                n = suite.blocker_samples if item.blocker else suite.samples
-                plan.extend(
-                    PlannedSample(
-                        judge=judge, criterion=item.id, sample=k, of=n, kind="criterion", item=item
-                    )
-                    for k in range(n)
-                )
-        else:
-            n = policy.equivalence.votes if policy.equivalence else 1
-            plan.extend(
-                PlannedSample(
-                    judge=judge, criterion="equivalence", sample=k, of=n, kind="equivalence"
-                )
-                for k in range(n)
-            )
-    return plan
-
-
-def judge_bundle(artifact: Artifact, bundle: EvidenceBundle) -> EvidenceBundle:
-    """The bundle a judge sees: the artifact itself at index 0, then the checks' evidence."""
-    if not bundle.items:
-        import jurat
-
-        item = EvidenceItem(
-            kind="artifact", tool="jurat", tool_version=jurat.__version__, sha256=artifact.sha256
-        )
-        return EvidenceBundle(items=(item,))
-    first = bundle.items[0]
-    if first.kind != "artifact" or first.sha256 != artifact.sha256:
-        raise ConfigError(
-            f"artifact {artifact.id}: evidence bundle item 0 must be the artifact itself "
-            f"(kind 'artifact', sha256 {artifact.sha256}), got {first.kind} {first.sha256}"
-        )
-    return bundle
 
 
 def _label(vote: Vote, kind: str) -> str:
@@ -182,6 +82,13 @@ async def _call(callback: Callable[..., Any] | None, *args: Any) -> None:
     result = callback(*args)
     if inspect.isawaitable(result):
         await result
+
+
+def _retryable(error: JuratError | None, attempts: int, retries: int) -> bool:
+    """Seed 000: only a transport failure that produced no answer is retried, within budget."""
+    return (
+        isinstance(error, TransportError) and error.kind in RETRYABLE_KINDS and attempts <= retries
+    )
 
 
 def _ms(seconds: float) -> int:
@@ -206,6 +113,11 @@ class Engine:
 
     Endpoint limits are keyed by (destination, max_concurrency, rpm, tpm), so judges that
     declare the same endpoint and limits share one allowance.
+
+    ``max_concurrency`` bounds calls in flight over every endpoint; ``backoff_s`` is the first
+    retry's base wait, doubled per attempt up to ``backoff_max_s``, with jitter (a server's
+    Retry-After wins, up to a minute); ``factory`` builds adapters; ``sleep`` is injectable
+    for tests; ``recorder`` writes every attempt's raw response for the replay judge.
     """
 
     def __init__(
@@ -318,11 +230,8 @@ class Engine:
                 limiter.settle(estimate, sum(used.values()) if used else None)
             self._record(config, record_key, out)
             error = out.error
-            if (
-                isinstance(error, TransportError)
-                and error.kind in RETRYABLE_KINDS
-                and out.attempts <= config.retries
-            ):
+            if _retryable(error, out.attempts, config.retries):
+                assert isinstance(error, TransportError)
                 sample_key = f"{config.id}/{record_key[1]}/{record_key[2]}"
                 await _call(on_retry, sample_key, out.attempts, error.kind)
                 await self._sleep(self._backoff(out.attempts, error))
@@ -334,6 +243,8 @@ class Engine:
             return
         raw = out.raw
         kind = out.error.kind if isinstance(out.error, TransportError) else None
+        # An adapter-side output error (oversized, adapter_error) replays as the same kind.
+        output = out.error.kind if isinstance(out.error, JudgeOutputError) else None
         self.recorder.record(
             ReplayRecord(
                 judge=config.id,
@@ -345,7 +256,7 @@ class Engine:
                 error=kind,
                 finish=raw.finish if raw else None,
                 refusal=raw.refusal if raw else None,
-                envelope_error=raw.envelope_error if raw else None,
+                envelope_error=raw.envelope_error if raw else output,
                 returned_model=raw.returned_model if raw else None,
                 system_fingerprint=raw.system_fingerprint if raw else None,
                 usage=raw.usage if raw else {},
@@ -371,7 +282,7 @@ class Engine:
         plan = plan_samples(policy, artifact)
         bundle = judge_bundle(artifact, bundle)
         self._check(policy, {p.kind for p in plan})
-        done = _index_existing(plan, existing)
+        done = index_existing(plan, existing)
         hard_gates = policy.rubric.hard_gates if policy.rubric else ()
         job = _Job(policy, artifact, bundle, gates, hard_gates, started, clock)
         lock = asyncio.Lock()
@@ -497,27 +408,6 @@ class Engine:
         return out.raw.model_copy(update={"attempts": out.attempts})
 
 
-def _index_existing(
-    plan: Sequence[PlannedSample], existing: Sequence[Vote]
-) -> dict[tuple[str, str, int], Vote]:
-    """Recorded votes by sample identity; a vote outside the plan means the policy changed."""
-    planned = {p.key: p for p in plan}
-    done: dict[tuple[str, str, int], Vote] = {}
-    for vote in existing:
-        key = (vote.judge, vote.criterion, vote.sample)
-        if key not in planned:
-            raise ConfigError(f"recorded vote {key} is not in this policy's sample plan")
-        if key in done:
-            raise ConfigError(f"recorded vote {key} appears twice")
-        if vote.order != planned[key].order:
-            raise ConfigError(
-                f"recorded vote {key} was presented {vote.order}, "
-                f"the plan says {planned[key].order}"
-            )
-        done[key] = vote
-    return done
-
-
 class _Job:
     """What every sample of one artifact's job shares."""
 
@@ -624,31 +514,3 @@ async def complete_text(
     return await (engine or default_engine()).complete_text(
         config, prompt, temperature=temperature, max_tokens=max_tokens, on_retry=on_retry
     )
-
-
-def judge_pins(policy: Policy) -> list[dict[str, Any]]:
-    """What the receipt pins per judge: model, prompt id@version, schema, decoding, digest."""
-    from jurat.judges._prompts import TEMPLATE_FOR_KIND
-    from jurat.judges._validate import SCHEMA_FOR_KIND
-
-    pins = []
-    for config in policy.judges:
-        decoding: dict[str, Any] = {
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-            "structured_output": config.structured_output,
-        }
-        if policy.criteria is not None:
-            decoding["execution_temperature"] = policy.criteria.execution_temperature
-        pins.append(
-            {
-                "id": config.id,
-                "provider": config.provider,
-                "model": config.model,
-                "prompt_id": TEMPLATE_FOR_KIND[policy.kind],
-                "schema_id": SCHEMA_FOR_KIND[policy.kind],
-                "decoding": decoding,
-                "config_sha256": digest_json(config),
-            }
-        )
-    return pins

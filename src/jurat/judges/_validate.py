@@ -199,8 +199,10 @@ def _equivalence(text: str) -> dict[str, Any]:
     if text.lstrip().startswith("{"):
         data = strict_loads(text)
         lines = {k.upper(): v for k, v in data.items()} if isinstance(data, dict) else {}
-        if set(lines) != set(_EQUIVALENCE_KEYS) or not all(
-            v is None or isinstance(v, str | int | float) for v in lines.values()
+        if (
+            len(lines) != len(data)
+            or set(lines) != set(_EQUIVALENCE_KEYS)
+            or not all(v is None or isinstance(v, str | int | float) for v in lines.values())
         ):
             raise JudgeOutputError(
                 "JSON answer needs exactly the four fields", kind="malformed_output"

@@ -86,6 +86,9 @@ class JudgeConfig(Frozen):
         """Where this judge sends artifact content, as matched against allowed_destinations."""
         if self.provider == "openai-compat":
             return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        if self.provider == "anthropic" and self.base_url:
+            # A custom base URL is where the content goes, whatever the provider's name.
+            return self.base_url.rstrip("/")
         if self.provider.startswith("stub:"):
             return "stub"
         return self.provider

@@ -243,4 +243,10 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
         async with gate:
             return await runner.run_one(artifact)
 
-    return list(await asyncio.gather(*(bounded(a) for a in artifacts)))
+    from jurat.judges import default_engine
+
+    try:
+        return list(await asyncio.gather(*(bounded(a) for a in artifacts)))
+    finally:
+        # Unclosed SDK clients collected later can swallow responses in the same process.
+        await default_engine().aclose()

@@ -211,6 +211,9 @@ async def selftest_judge(judge: JudgeConfig) -> list[Check]:
         except JuratError as exc:
             checks.append(Check(judge.id, part.__name__.strip("_").replace("_", " "), False,
                                 f"error: {exc}"))
+    from jurat.judges import default_engine
+
+    await default_engine().aclose()
     return checks
 
 

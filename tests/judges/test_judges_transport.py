@@ -1,0 +1,224 @@
+"""jurat's lean HTTP/1.1 transport, rate limiting, and the order-reversal report."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import httpx2
+import pytest
+
+from jurat.judges import EndpointLimiter, TokenBucket, order_reversal_consistency
+from jurat.judges._transport import PlainHTTPTransport, ResponseTooLarge
+from jurat.models import Vote
+
+
+async def serve(
+    handler: Callable[[bytes], list[bytes] | None],
+) -> tuple[asyncio.Server, int, list[int]]:
+    """A raw server: ``handler(request head)`` returns chunks to write (a final empty chunk:
+    close after writing), or None to close without answering."""
+    connections: list[int] = []
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(
+                    next(
+                        (
+                            line.split(b":")[1]
+                            for line in head.split(b"\r\n")
+                            if line.lower().startswith(b"content-length")
+                        ),
+                        b"0",
+                    )
+                )
+                await reader.readexactly(length)
+                chunks = handler(head)
+                if chunks is None:
+                    writer.close()
+                    return
+                for chunk in chunks:
+                    writer.write(chunk)
+                    await writer.drain()
+                if chunks and chunks[-1] == b"":
+                    writer.close()
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(client, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], connections
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(transport=PlainHTTPTransport(max_body=1024), timeout=2) as c:
+        yield c
+
+
+async def test_content_length_keep_alive_reuses_one_connection(client: httpx2.AsyncClient) -> None:
+    server, port, conns = await serve(
+        lambda head: [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]
+    )
+    async with server:
+        for _ in range(3):
+            response = await client.post(f"http://127.0.0.1:{port}/v1/x", content=b"{}")
+            assert (response.status_code, response.content) == (200, b"ok")
+    assert len(conns) == 1
+
+
+async def test_chunked_interim_and_split_writes(client: httpx2.AsyncClient) -> None:
+    body = [
+        b"HTTP/1.1 100 Continue\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;ext=1\r\nWiki\r\n",
+        b"5\r\npedia\r\n",
+        b"0\r\nX-Trailer: 1\r\n\r\n",
+    ]
+    server, port, _ = await serve(lambda head: body)
+    async with server:
+        response = await client.post(f"http://127.0.0.1:{port}/", content=b"")
+        assert response.content == b"Wikipedia"
+        again = await client.post(f"http://127.0.0.1:{port}/", content=b"")
+        assert again.content == b"Wikipedia"
+
+
+async def test_body_until_close_and_connection_close(client: httpx2.AsyncClient) -> None:
+    replies = iter([[b"HTTP/1.0 200 OK\r\n\r\nall of it", b""], None])
+    server, port, conns = await serve(lambda head: next(replies))
+    async with server:
+        response = await client.post(f"http://127.0.0.1:{port}/", content=b"")
+        assert response.content == b"all of it"
+        with pytest.raises(httpx2.RemoteProtocolError):
+            await client.post(f"http://127.0.0.1:{port}/", content=b"")
+    assert len(conns) == 2  # the read-until-close connection was not reused
+
+
+async def test_oversized_bodies_are_refused(client: httpx2.AsyncClient) -> None:
+    server, port, _ = await serve(
+        lambda head: [b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + b"x" * 5000]
+    )
+    async with server:
+        with pytest.raises(ResponseTooLarge):
+            await client.post(f"http://127.0.0.1:{port}/", content=b"")
+
+
+async def test_a_closed_idle_connection_is_not_reused(client: httpx2.AsyncClient) -> None:
+    server, port, conns = await serve(
+        lambda head: [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", b""]
+    )
+    async with server:
+        for _ in range(3):
+            response = await client.post(f"http://127.0.0.1:{port}/", content=b"")
+            assert response.content == b"ok"
+            await asyncio.sleep(0.02)  # the server's close arrives while the connection idles
+    assert len(conns) == 3
+
+
+async def test_a_dropped_request_is_an_error_not_a_silent_resend(
+    client: httpx2.AsyncClient,
+) -> None:
+    answers = iter([[b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"], None])
+    server, port, conns = await serve(lambda head: next(answers))
+    async with server:
+        assert (await client.post(f"http://127.0.0.1:{port}/", content=b"")).content == b"ok"
+        with pytest.raises(httpx2.RemoteProtocolError):
+            await client.post(f"http://127.0.0.1:{port}/", content=b"")
+    assert len(conns) == 1  # the engine retries it as a recorded attempt; the transport does not
+
+
+async def test_https_is_left_to_httpx2() -> None:
+    transport = PlainHTTPTransport()
+    with pytest.raises(httpx2.UnsupportedProtocol):
+        await transport.handle_async_request(httpx2.Request("POST", "https://example.invalid/"))
+
+
+async def test_refused_connection_is_a_connect_error(client: httpx2.AsyncClient) -> None:
+    server, port, _ = await serve(lambda head: None)
+    server.close()
+    await server.wait_closed()
+    with pytest.raises(httpx2.ConnectError):
+        await client.post(f"http://127.0.0.1:{port}/", content=b"")
+
+
+# -- rate limits ----------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+async def test_token_bucket_paces_and_settles() -> None:
+    clock = Clock()
+    bucket = TokenBucket(60, clock=clock, sleep=clock.sleep)  # 1 per second, bucket of 10
+    assert bucket.capacity == 10
+    for _ in range(10):
+        await bucket.acquire()
+    assert clock.slept == []
+    await bucket.acquire()
+    assert clock.slept == [pytest.approx(1.0)]
+    bucket.adjust(5)  # the endpoint reported more than was reserved
+    await bucket.acquire()
+    assert clock.now == pytest.approx(7.0)
+    await bucket.acquire(1000)  # larger than the bucket: waits for a full bucket, not forever
+    assert clock.now == pytest.approx(17.0)
+
+
+async def test_endpoint_limiter_bounds_concurrency_and_tokens() -> None:
+    clock = Clock()
+    limiter = EndpointLimiter(2, rpm=None, tpm=600, clock=clock, sleep=clock.sleep)
+    inside = 0
+    peak = 0
+
+    async def call() -> None:
+        nonlocal inside, peak
+        async with limiter.slot(40):
+            inside += 1
+            peak = max(peak, inside)
+            await asyncio.sleep(0)
+            inside -= 1
+        limiter.settle(40, 60)
+
+    await asyncio.gather(*(call() for _ in range(6)))
+    assert peak == 2
+    assert clock.now > 0  # 6 x 60 tokens > the 100-token bucket at 10 tokens/s
+
+
+# -- order-reversal consistency --------------------------------------------------------------
+
+
+def vote(judge: str, k: int, order: str, preference: str | None) -> Vote:
+    answer = None if preference is None else {"preference": preference}
+    return Vote(
+        judge=judge,
+        criterion="pairwise",
+        sample=k,
+        order=order,
+        answer=answer,
+        error=None if answer else "timeout",
+    )
+
+
+def test_order_reversal_consistency() -> None:
+    consistent = [vote("A", 0, "AB", "A"), vote("A", 1, "BA", "B"), vote("A", 2, "AB", "A")]
+    position_biased = [vote("B", 0, "AB", "A"), vote("B", 1, "BA", "A"), vote("B", 2, "BA", None)]
+    report = order_reversal_consistency(consistent + position_biased)
+    a, b = report["judges"]["A"], report["judges"]["B"]
+    assert (a["pairs"], a["consistent_pairs"], a["consistency"]) == (2, 2, 1.0)
+    assert a["first_position_rate"] == pytest.approx(2 / 3)
+    assert (b["pairs"], b["consistent_pairs"], b["consistency"]) == (2, 0, 0.0)
+    assert b["first_position_rate"] == 1.0
+    assert b["canonical"]["BA"]["error"] == 1
+    assert report["samples"] == {"AB": 3, "BA": 3}
+    assert order_reversal_consistency([vote("A", 0, "AB", "A")])["consistency"] is None
