@@ -16,10 +16,10 @@ from jurat.models import (
     GateOutcome,
     JudgeConfig,
     Policy,
-    Rubric,
     Vote,
 )
 from jurat.receipts import build_statement
+from tests.support.rubrics import SEED_RUBRIC
 
 SOURCE = (
     "def fib(n: int) -> int:\n"
@@ -29,17 +29,7 @@ SOURCE = (
     "    return a\n"
 )
 KEYS = ("correctness", "reasoning", "adherence", "presentation")
-RUBRIC = Rubric(
-    version="code-review/1",
-    threshold=0.75,
-    hard_gates=("python.parse", "tests.pass"),
-    criteria=(
-        Criterion(id="correctness", weight=0.45, minimum=3),
-        Criterion(id="reasoning", weight=0.25),
-        Criterion(id="adherence", weight=0.20),
-        Criterion(id="presentation", weight=0.10),
-    ),
-)
+RUBRIC = SEED_RUBRIC
 
 
 def panel(samples: int = 3, provider: str = "sim") -> tuple[JudgeConfig, ...]:

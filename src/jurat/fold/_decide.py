@@ -13,7 +13,15 @@ from jurat.fold._consensus import pairwise_consensus
 from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
 from jurat.fold._equivalence import equivalence_verdict
 from jurat.fold._rubric import basis_points, below_minima, exact, median, q_exact
-from jurat.models import CriterionOutcome, Decision, GateOutcome, JudgeConfig, Policy, Vote
+from jurat.models import (
+    CriterionOutcome,
+    Decision,
+    GateOutcome,
+    JudgeConfig,
+    Policy,
+    RiskTier,
+    Vote,
+)
 
 FOLD_RULE = "jurat.fold/v1"
 RUBRIC_OPERATOR = "median-of-judge-medians"
@@ -66,6 +74,16 @@ def gate_veto(policy: Policy, gates: Sequence[GateOutcome]) -> tuple[list[str], 
             detail = f" ({gate.detail})" if gate.detail else ""
             reasons.append(f"required gate {gate_id} {gate.outcome}{detail}: veto")
     return failed, reasons, hard_fail
+
+
+def apply_veto(
+    disposition: str, why: list[str], veto: tuple[list[str], list[str], bool]
+) -> tuple[str, list[str]]:
+    """A failed required gate rejects and an unknown one escalates, whatever the votes said."""
+    failed, reasons, hard_fail = veto
+    if not failed:
+        return disposition, why
+    return ("reject" if hard_fail else "escalate"), reasons + why
 
 
 def _samples_of(
@@ -126,7 +144,7 @@ def _eligible(policy: Policy, scores: dict[str, Fraction]) -> tuple[bool, Fracti
 def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     assert policy.rubric is not None
     tier = policy.risk_tier
-    failed, reasons, hard_fail = gate_veto(policy, gates)
+    veto = gate_veto(policy, gates)
     per_judge: dict[str, dict[str, Fraction]] = {}
     labels: list[str] = []
     sample_labels: list[str] = []
@@ -147,7 +165,7 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
     base = {
         "kind": "rubric",
         "fold_rule": FOLD_RULE,
-        "gates_failed": tuple(failed),
+        "gates_failed": tuple(veto[0]),
         "independent_votes": n,
         "missing": len(policy.judges) - n,
         "samples": len(all_slots),
@@ -161,31 +179,21 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
             c.id: median([s[c.id] for s in per_judge.values()]) for c in policy.rubric.criteria
         }
     if not panel:
-        disposition, why = "escalate", [f"too few independent votes: 0 of {tier.votes} required"]
-        if failed:
-            disposition = "reject" if hard_fail else "escalate"
-            why = reasons + why
+        disposition, why = apply_veto(
+            "escalate", [f"too few independent votes: 0 of {tier.votes} required"], veto
+        )
         return Decision(disposition=disposition, reasons=tuple(why), **base)
     ok, q, low = _eligible(policy, panel)
     label = "accept" if ok else "reject"
     top = max(labels.count("accept"), labels.count("reject"))
-    disposition, why = _tier_disposition(
-        tier_votes=tier.votes,
-        min_agreement=tier.min_agreement,
-        adjudication=tier.adjudication,
-        n=n,
-        labels=labels,
-        panel_label=label,
-    )
+    disposition, why = _tier_disposition(tier, labels, label)
     if disposition == "reject":
         why = [
             f"below per-criterion minimum: {', '.join(low)}"
             if low
             else f"Q {float(q):.4f} below threshold {policy.rubric.threshold}"
         ]
-    if failed:
-        disposition = "reject" if hard_fail else "escalate"
-        why = reasons + why
+    disposition, why = apply_veto(disposition, why, veto)
     return Decision(
         disposition=disposition,
         reasons=tuple(why),
@@ -206,17 +214,12 @@ def _top_share(labels: Sequence[str]) -> float | None:
 
 
 def _tier_disposition(
-    *,
-    tier_votes: int,
-    min_agreement: float,
-    adjudication: bool,
-    n: int,
-    labels: Sequence[str],
-    panel_label: object,
+    tier: RiskTier, labels: Sequence[str], panel_label: str | None
 ) -> tuple[str, list[str]]:
     """Seed 000 risk tiers: too few independent votes or too little agreement escalates."""
-    if n < tier_votes:
-        return "escalate", [f"too few independent votes: {n} of {tier_votes} required"]
+    n = len(labels)
+    if n < tier.votes:
+        return "escalate", [f"too few independent votes: {n} of {tier.votes} required"]
     counts = {label: labels.count(label) for label in sorted(set(labels))}
     top = max(counts.values())
     leaders = [label for label, c in counts.items() if c == top]
@@ -224,11 +227,11 @@ def _tier_disposition(
         # A tie has no majority; picking one would depend on iteration order.
         return "escalate", [f"no majority among {n} independent votes ({counts})"]
     top_label = leaders[0]
-    if not meets(top, n, min_agreement):
-        return "escalate", [f"agreement {top}/{n} below the tier minimum {min_agreement:.4g}"]
+    if not meets(top, n, tier.min_agreement):
+        return "escalate", [f"agreement {top}/{n} below the tier minimum {tier.min_agreement:.4g}"]
     if panel_label is not None and top_label != panel_label:
         return "escalate", ["judges' majority and panel median disagree"]
-    if adjudication and top_label in ("accept", "A", "B", "tie"):
+    if tier.adjudication and top_label in ("accept", "A", "B", "tie"):
         return "escalate", ["tier requires explicit adjudication before certification"]
     return ("accept" if top_label != "reject" else "reject"), [f"{top}/{n} independent votes agree"]
 
@@ -250,7 +253,7 @@ def canonical_preference(vote: Vote) -> str | None:
 
 def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     tier = policy.risk_tier
-    failed, reasons, hard_fail = gate_veto(policy, gates)
+    veto = gate_veto(policy, gates)
     judge_labels: list[str | None] = []
     sample_labels: list[str | None] = []
     total = 0
@@ -269,25 +272,16 @@ def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
     if n < tier.votes or panel is None:
         disposition, why = "escalate", [f"too few independent votes: {n} of {tier.votes} required"]
     else:
-        disposition, why = _tier_disposition(
-            tier_votes=tier.votes,
-            min_agreement=tier.min_agreement,
-            adjudication=tier.adjudication,
-            n=n,
-            labels=substantive,
-            panel_label=None,
-        )
+        disposition, why = _tier_disposition(tier, substantive, None)
         if panel.majority is None and disposition == "accept":
             disposition, why = "escalate", ["no strict majority among A, B and tie"]
-    if failed:
-        disposition = "reject" if hard_fail else "escalate"
-        why = reasons + why
+    disposition, why = apply_veto(disposition, why, veto)
     return Decision(
         kind="pairwise",
         fold_rule=FOLD_RULE,
         disposition=disposition,
         reasons=tuple(why),
-        gates_failed=tuple(failed),
+        gates_failed=tuple(veto[0]),
         label=panel.majority if panel else None,
         agreement=panel.agreement if panel else None,
         agreement_votes=_share(panel.top, panel.n) if panel and panel.n else None,
