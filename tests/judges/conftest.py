@@ -17,21 +17,11 @@ from jurat.models import (
     GateOutcome,
     JudgeConfig,
     Policy,
-    Rubric,
 )
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.rubrics import SEED_RUBRIC
 
-RUBRIC = Rubric(
-    version="code-review/1",
-    threshold=0.75,
-    hard_gates=("python.parse", "tests.pass"),
-    criteria=(
-        Criterion(id="correctness", weight=0.45, minimum=3),
-        Criterion(id="reasoning", weight=0.25),
-        Criterion(id="adherence", weight=0.20),
-        Criterion(id="presentation", weight=0.10),
-    ),
-)
+RUBRIC = SEED_RUBRIC
 
 PASSING = (
     GateOutcome(id="python.parse", outcome="pass", required=True),

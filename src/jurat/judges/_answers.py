@@ -1,10 +1,14 @@
-"""Answer texts for local judges (sim, stubs). They go through the same parser as any model's."""
+"""What local judges (sim, stubs, replay) share: the judge shell, and answer texts.
+
+The answer texts go through the same parser as any model's.
+"""
 
 from __future__ import annotations
 
 import json
 
-from jurat.judges._protocol import JudgeCall, RawResponse
+from jurat.judges._protocol import CallKind, JudgeCall, RawResponse
+from jurat.models import JudgeConfig
 
 _TOP = {"correctness": 5, "reasoning": 5, "adherence": 5, "presentation": 5}
 _LOW = {"correctness": 1, "reasoning": 2, "adherence": 2, "presentation": 2}
@@ -45,3 +49,25 @@ def equivalence_text(decision: str, why: str, a: str | None = None, b: str | Non
 def local(text: str, model: str) -> RawResponse:
     """A response from a judge that runs in-process (no tokens spent, no fingerprint)."""
     return RawResponse(text=text, finish="stop", returned_model=model)
+
+
+class LocalJudge:
+    """A judge that answers in-process: no key to check, no connection to open or close."""
+
+    reproducible = True
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self._config = config
+
+    @property
+    def config(self) -> JudgeConfig:
+        return self._config
+
+    def preflight(self) -> None:
+        return None
+
+    def supports(self, kind: CallKind) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        return None

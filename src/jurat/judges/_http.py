@@ -1,17 +1,138 @@
-"""What the two SDK adapters share: their httpx2 client and the mapping of failures to kinds."""
+"""What the two SDK adapters share.
+
+The judge shell around an SDK client (API key, one client per event loop, the raw POST,
+closing), the httpx2 client under it, the strict reading of a provider's envelope and the
+mapping of failures to kinds.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from typing import TYPE_CHECKING, Any
 
-from jurat.errors import JudgeOutputError
-from jurat.judges._protocol import TransportFailure
+from jurat.errors import ConfigError, JudgeOutputError
+from jurat.judges._protocol import CallKind, RawResponse, TransportFailure
+from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["connection_failure", "http_client", "status_error", "usage_of"]
+__all__ = [
+    "SDKJudge",
+    "connection_failure",
+    "http_client",
+    "load_envelope",
+    "status_error",
+    "usage_of",
+]
+
+_MAX_ENVELOPE = 8 * 1024 * 1024
+_JSON_HEADERS = {"content-type": "application/json"}
+
+
+class SDKJudge:
+    """A judge behind an official SDK's async client, which posts bodies jurat serialises.
+
+    Subclasses name the endpoint's ``_path`` and supply ``_sdk`` (the SDK module, whose
+    ``APIStatusError``/``APITimeoutError``/``APIConnectionError`` both SDKs spell alike),
+    ``_new_client`` and ``_api_key``.
+    """
+
+    reproducible = False
+    _path: str
+
+    def __init__(self, config: JudgeConfig, base_url: str | None) -> None:
+        self._config = config
+        self._base_url = base_url
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def config(self) -> JudgeConfig:
+        return self._config
+
+    def supports(self, kind: CallKind) -> bool:
+        return True
+
+    def preflight(self) -> None:
+        self._api_key()
+
+    def _sdk(self) -> Any:
+        raise NotImplementedError
+
+    def _new_client(self, **options: Any) -> Any:
+        raise NotImplementedError
+
+    def _api_key(self) -> str:
+        raise NotImplementedError
+
+    def _key_from(self, env: str, what: str) -> str:
+        value = os.environ.get(env, "")
+        if not value:
+            raise ConfigError(
+                f"judge {self._config.id}: the environment variable {env} (api_key_env) "
+                f"is not set; export the {what} there"
+            )
+        return value
+
+    def _client_for_loop(self) -> Any:
+        # An httpx2 client's connections belong to the loop that opened them.
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._loop is loop:
+            return self._client
+        config = self._config
+        self._client = self._new_client(
+            api_key=self._api_key(),
+            base_url=self._base_url,
+            max_retries=0,  # jurat retries, and records every attempt of the sample
+            timeout=config.timeout_s,
+            http_client=http_client(config, self._base_url),
+        )
+        self._loop = loop
+        return self._client
+
+    async def _post(self, client: Any, content: bytes) -> bytes:
+        """POST ``content`` to ``_path``; the raw response body, or a named failure."""
+        sdk = self._sdk()
+        import httpx2
+
+        try:
+            response = await client.post(
+                self._path,
+                content=content,
+                options={"headers": _JSON_HEADERS},
+                cast_to=httpx2.Response,
+            )
+        except sdk.APIStatusError as exc:
+            retry_after = exc.response.headers.get("retry-after")
+            message = f"HTTP {exc.status_code}: {exc.message}"
+            raise status_error(exc.status_code, message, retry_after) from exc
+        except sdk.APITimeoutError as exc:
+            raise TransportFailure("the request timed out", kind="timeout") from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_failure(exc) from exc
+        raw: bytes = await response.aread()
+        return raw
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+
+def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
+    """The provider's envelope as a JSON object, parsed strictly, or the error response."""
+    try:
+        data = strict_loads(body, limit=_MAX_ENVELOPE)
+    except JudgeOutputError as exc:
+        # Unparseable JSON here is the provider's envelope, not the judge's answer.
+        kind = "malformed_response" if exc.kind == "malformed_json" else exc.kind
+        return RawResponse(text=None, envelope_error=kind)
+    if not isinstance(data, dict):
+        return RawResponse(text=None, envelope_error="malformed_response")
+    return data
 
 
 def http_client(config: JudgeConfig, base_url: str | None) -> httpx2.AsyncClient:

@@ -16,25 +16,17 @@ body is needed anyway to refuse duplicate keys.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from jurat.errors import ConfigError, DependencyError, JudgeOutputError
-from jurat.judges._http import connection_failure, http_client, status_error, usage_of
-from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
-from jurat.judges._validate import strict_loads
+from jurat.errors import ConfigError, DependencyError
+from jurat.judges._http import SDKJudge, load_envelope, usage_of
+from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import JudgeConfig
-
-if TYPE_CHECKING:
-    import openai
 
 __all__ = ["OpenAICompatJudge", "parse_chat_completion"]
 
 _DEFAULT_BASE = "https://api.openai.com/v1"
-_MAX_ENVELOPE = 8 * 1024 * 1024
-_JSON_HEADERS = {"content-type": "application/json"}
 
 
 def _import_openai() -> Any:
@@ -49,13 +41,9 @@ def _import_openai() -> Any:
 
 def parse_chat_completion(body: bytes) -> RawResponse:
     """Read a chat.completion envelope strictly; problems become ``envelope_error`` kinds."""
-    try:
-        data = strict_loads(body, limit=_MAX_ENVELOPE)
-    except JudgeOutputError as exc:
-        kind = "malformed_response" if exc.kind == "malformed_json" else exc.kind
-        return RawResponse(text=None, envelope_error=kind)
-    if not isinstance(data, dict):
-        return RawResponse(text=None, envelope_error="malformed_response")
+    data = load_envelope(body)
+    if isinstance(data, RawResponse):
+        return data
     usage = usage_of(data, "prompt_tokens", "completion_tokens")
     model = data.get("model") if isinstance(data.get("model"), str) else None
     fingerprint = data.get("system_fingerprint")
@@ -86,24 +74,20 @@ def parse_chat_completion(body: bytes) -> RawResponse:
     )
 
 
-class OpenAICompatJudge:
+class OpenAICompatJudge(SDKJudge):
     """A judge behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
-    reproducible = False
+    _path = "/chat/completions"
 
     def __init__(self, config: JudgeConfig) -> None:
-        self._config = config
-        self._base_url = (config.base_url or _DEFAULT_BASE).rstrip("/")
-        self._client: openai.AsyncOpenAI | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(config, (config.base_url or _DEFAULT_BASE).rstrip("/"))
         self._structured = config.structured_output
 
-    @property
-    def config(self) -> JudgeConfig:
-        return self._config
+    def _sdk(self) -> Any:
+        return _import_openai()
 
-    def supports(self, kind: CallKind) -> bool:
-        return True
+    def _new_client(self, **options: Any) -> Any:
+        return _import_openai().AsyncOpenAI(**options)
 
     def _api_key(self) -> str:
         env = self._config.api_key_env
@@ -114,31 +98,7 @@ class OpenAICompatJudge:
                     "holding the API key (only a self-hosted base_url may go without one)"
                 )
             return "no-key"  # self-hosted servers (vLLM, Ollama, llama.cpp) take any key
-        value = os.environ.get(env, "")
-        if not value:
-            raise ConfigError(
-                f"judge {self._config.id}: the environment variable {env} (api_key_env) "
-                "is not set; export the API key there"
-            )
-        return value
-
-    def preflight(self) -> None:
-        self._api_key()
-
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        if self._client is not None and self._loop is loop:
-            return self._client
-        config = self._config
-        self._client = _import_openai().AsyncOpenAI(
-            api_key=self._api_key(),
-            base_url=self._base_url,
-            max_retries=0,  # jurat retries, and records every attempt of the sample
-            timeout=config.timeout_s,
-            http_client=http_client(config, self._base_url),
-        )
-        self._loop = loop
-        return self._client
+        return self._key_from(env, "API key")
 
     def _body(self, call: JudgeCall, structured: bool) -> bytes:
         messages = []
@@ -174,30 +134,3 @@ class OpenAICompatJudge:
             body = await self._post(client, self._body(call, False))
             self._structured = False
         return parse_chat_completion(body)
-
-    async def _post(self, client: openai.AsyncOpenAI, content: bytes) -> bytes:
-        openai_module = _import_openai()
-        import httpx2
-
-        try:
-            response = await client.post(
-                "/chat/completions",
-                content=content,
-                options={"headers": _JSON_HEADERS},
-                cast_to=httpx2.Response,
-            )
-        except openai_module.APIStatusError as exc:
-            retry_after = exc.response.headers.get("retry-after")
-            message = f"HTTP {exc.status_code}: {exc.message}"
-            raise status_error(exc.status_code, message, retry_after) from exc
-        except openai_module.APITimeoutError as exc:
-            raise TransportFailure("the request timed out", kind="timeout") from exc
-        except openai_module.APIConnectionError as exc:
-            raise connection_failure(exc) from exc
-        raw: bytes = await response.aread()
-        return raw
-
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()

@@ -17,7 +17,8 @@ from pydantic import Field
 
 from jurat.canonical import sha256_digest
 from jurat.errors import ConfigError, JudgeOutputError
-from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
+from jurat.judges._answers import LocalJudge
+from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import Frozen, JudgeConfig
 
 __all__ = ["ReplayJudge", "ReplayRecord", "ReplayRecorder", "execution_key"]
@@ -84,27 +85,15 @@ class ReplayRecorder:
             handle.write(line)
 
 
-class ReplayJudge:
+class ReplayJudge(LocalJudge):
     """Serves recorded responses for (artifact, criterion, sample, attempt)."""
 
-    reproducible = True
-
     def __init__(self, config: JudgeConfig) -> None:
-        self._config = config
+        super().__init__(config)
         self._records: dict[tuple[str, str, int, int], ReplayRecord] | None = None
-
-    @property
-    def config(self) -> JudgeConfig:
-        return self._config
 
     def preflight(self) -> None:
         self._load()
-
-    def supports(self, kind: CallKind) -> bool:
-        return True
-
-    async def aclose(self) -> None:
-        return None
 
     def _load(self) -> dict[tuple[str, str, int, int], ReplayRecord]:
         if self._records is not None:

@@ -28,8 +28,14 @@ import asyncio
 import hashlib
 
 from jurat.errors import ConfigError
-from jurat.judges._answers import criterion_text, decision_text, equivalence_text, local
-from jurat.judges._protocol import CallKind, JudgeCall, RawResponse, TransportFailure
+from jurat.judges._answers import (
+    LocalJudge,
+    criterion_text,
+    decision_text,
+    equivalence_text,
+    local,
+)
+from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import Artifact, JudgeConfig
 
 __all__ = ["SIM_LABELS", "SimJudge", "sim_label", "sim_truth"]
@@ -94,27 +100,12 @@ def _presented(label: str, order: str | None) -> str:
     return label
 
 
-class SimJudge:
+class SimJudge(LocalJudge):
     """A seeded noisy judge; see the module docstring for its model."""
 
-    reproducible = True
-
     def __init__(self, config: JudgeConfig) -> None:
-        self._config = config
+        super().__init__(config)
         self._model = config.model or "sim"
-
-    @property
-    def config(self) -> JudgeConfig:
-        return self._config
-
-    def preflight(self) -> None:
-        return None
-
-    def supports(self, kind: CallKind) -> bool:
-        return True
-
-    async def aclose(self) -> None:
-        return None
 
     async def complete(self, call: JudgeCall) -> RawResponse:
         config = self._config

@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 import re
 
-from jurat.judges._answers import criterion_text, decision_text, equivalence_text, local
+from jurat.judges._answers import (
+    LocalJudge,
+    criterion_text,
+    decision_text,
+    equivalence_text,
+    local,
+)
 from jurat.judges._protocol import CallKind, JudgeCall, RawResponse
 from jurat.models import JudgeConfig
 
@@ -54,28 +60,16 @@ def _numeric(call: JudgeCall) -> str:
     return equivalence_text("EQUIVALENT" if same else "DIFFERENT", "last numbers compared", a, b)
 
 
-class StubJudge:
+class StubJudge(LocalJudge):
     """One deterministic stub, ``stub:<name>``."""
 
-    reproducible = True
-
     def __init__(self, config: JudgeConfig) -> None:
-        self._config = config
+        super().__init__(config)
         self.name = config.provider.removeprefix("stub:")
         self._model = f"stub:{self.name}"
 
-    @property
-    def config(self) -> JudgeConfig:
-        return self._config
-
-    def preflight(self) -> None:
-        return None
-
     def supports(self, kind: CallKind) -> bool:
         return kind in _SUPPORTS[self.name]
-
-    async def aclose(self) -> None:
-        return None
 
     async def complete(self, call: JudgeCall) -> RawResponse:
         name = self.name
