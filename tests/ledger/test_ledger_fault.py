@@ -46,7 +46,8 @@ def _kill_rounds(target: Target, tmp_path: Path, rounds: int) -> int:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
-        lines = proc.stdout.read().splitlines()
+        # A kill can tear the last line mid-write: only a finished line is a report.
+        lines = proc.stdout.read().split("\n")[:-1]
         proc.stdout.close()
         landed_mid_run += bool(lines)
         for line in lines:
