@@ -35,7 +35,7 @@ from pathlib import Path
 
 from _readme import write_section  # bench/ is on sys.path when a script runs
 
-from jurat.checks._answers import (
+from jurat.checks import (
     InvarianceVerdict,
     deterministic_equivalence,
     invariance_verdict,

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jurat.checks._answers import (
+from jurat.checks import (
     AnswerCheck,
     Extracted,
     InvarianceVerdict,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jurat.runner import statement_of
+from jurat.receipts import read_statement
 from tests.support.fake_openai import FakeOpenAI, echo_judge
 
 from ._support import entries, jurat, keys, verify
@@ -66,7 +66,7 @@ def test_openai_compatible_judge_end_to_end(tmp_path: Path) -> None:
         assert code == 0, out
         assert server.requests == 3
     receipt = tmp_path / "out" / "a1.sigstore.json"
-    pred = statement_of(receipt.read_bytes())["predicate"]
+    pred = read_statement(receipt.read_bytes())["predicate"]
     assert pred["replay_fidelity_level"] == "RF-1"  # an API judge's votes are not reproducible
     assert pred["decision"]["disposition"] == "accept"
     assert all(v["returned_model"] for v in pred["votes"])
@@ -129,7 +129,7 @@ def test_criteria_subject_runs_once_at_temperature_zero_and_is_not_rerun(tmp_pat
         code, out = _run(tmp_path, campaign)
         assert code == 0, out
         assert server.requests == 1  # the job is reused, the subject is not run again
-    pred = statement_of((tmp_path / "out" / "case1.sigstore.json").read_bytes())["predicate"]
+    pred = read_statement((tmp_path / "out" / "case1.sigstore.json").read_bytes())["predicate"]
     gate = next(g for g in pred["gates"] if g["id"] == "subject.execution")
     assert gate["outcome"] == "pass" and gate["data"]["temperature"] == 0.0
     assert pred["decision"]["rollout"] == "SHIP"

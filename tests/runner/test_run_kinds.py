@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from jurat.runner import statement_of
+from jurat.receipts import read_statement
 
 from ._support import copy_example, entries, jurat, keys, verify
 
@@ -22,7 +22,7 @@ def _run(campaign: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _statements(tmp: Path) -> dict[str, dict]:  # type: ignore[type-arg]
-    return {p.name.split(".sigstore")[0]: statement_of(p.read_bytes())
+    return {p.name.split(".sigstore")[0]: read_statement(p.read_bytes())
             for p in (tmp / "out").glob("*.sigstore.json")}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jurat.runner import statement_of
+from jurat.receipts import read_statement
 
 from ._support import copy_example, entries, jurat, keys, verify
 
@@ -18,7 +18,7 @@ def _run(campaign: Path, tmp: Path, *extra: str):  # type: ignore[no-untyped-def
 
 def _decision(tmp: Path, artifact: str) -> dict:  # type: ignore[type-arg]
     signed = (tmp / "out" / f"{artifact}.sigstore.json").read_bytes()
-    return statement_of(signed)["predicate"]["decision"]  # type: ignore[no-any-return]
+    return read_statement(signed)["predicate"]["decision"]  # type: ignore[no-any-return]
 
 
 def test_quickstart_rubric_run_verifies_and_vetoes(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_quickstart_rubric_run_verifies_and_vetoes(tmp_path: Path) -> None:
     c5 = _decision(tmp_path, "c5-hostile")
     assert c5["disposition"] == "reject"
     assert _decision(tmp_path, "c1-canonical")["disposition"] in ("accept", "escalate")
-    pred = statement_of((tmp_path / "out" / "c1-canonical.sigstore.json").read_bytes())[
+    pred = read_statement((tmp_path / "out" / "c1-canonical.sigstore.json").read_bytes())[
         "predicate"]
     assert pred["replay_fidelity_level"] in ("RF-1", "RF-2")
     assert {j["provider"] for j in pred["judges"]} == {"sim"}
@@ -68,7 +68,7 @@ def test_second_run_reuses_receipts_and_changed_artifact_supersedes(tmp_path: Pa
     src = campaign.parent / "contributions" / "c1_canonical.py"
     src.write_text(src.read_text() + "\n# a comment changes the bytes\n")
     assert _run(campaign, tmp_path).returncode == 2
-    second = statement_of((tmp_path / "out" / "c1-canonical.sigstore.json").read_bytes())
+    second = read_statement((tmp_path / "out" / "c1-canonical.sigstore.json").read_bytes())
     review = second["predicate"]["review"]
     from jurat.canonical import sha256_digest
 

@@ -332,32 +332,29 @@ def test_load_receipt_files_decodes_bundles(tmp_path: Path, receipts: list[dict[
     assert _decision_rows(parse(render_report(loaded)))[0].attrs["data-outcome"] == "accept"
 
 
+def _bundle(payload: str, payload_type: str = "application/vnd.in-toto+json") -> str:
+    """A structurally complete Sigstore bundle around ``payload`` (base64), signature junk."""
+    return json.dumps(
+        {
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {"publicKey": {"hint": "x"}, "tlogEntries": []},
+            "dsseEnvelope": {
+                "payload": payload,
+                "payloadType": payload_type,
+                "signatures": [{"sig": "c2ln", "keyid": "x"}],
+            },
+        }
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("not json", "unreadable"),
-        (json.dumps({"mediaType": "x"}), "DSSE envelope"),
-        (
-            json.dumps(
-                {"dsseEnvelope": {"payload": "%%%", "payloadType": "application/vnd.in-toto+json"}}
-            ),
-            "unreadable",
-        ),
-        (
-            json.dumps({"dsseEnvelope": {"payload": "e30=", "payloadType": "text/plain"}}),
-            "payloadType",
-        ),
-        (
-            json.dumps(
-                {
-                    "dsseEnvelope": {
-                        "payload": base64.b64encode(b"[1]").decode(),
-                        "payloadType": "application/vnd.in-toto+json",
-                    }
-                }
-            ),
-            "not an in-toto statement",
-        ),
+        ("not json", "not JSON"),
+        (json.dumps({"mediaType": "x"}), "mediaType"),
+        (_bundle("%%%"), "payload"),
+        (_bundle("e30=", "text/plain"), "payloadType"),
+        (_bundle(base64.b64encode(b"[1]").decode()), "not an in-toto statement"),
     ],
 )
 def test_load_receipt_files_refuses_bad_bundles(tmp_path: Path, content: str, message: str) -> None:

@@ -6,22 +6,21 @@ bubblewrap, measures coverage, complexity, property tests and (optionally)
 mutation sensitivity, and returns one gate outcome per step plus the
 evidence items a judge cites by index. A failed required gate is a veto.
 
-The deterministic answer-equivalence pass of seed 002 (``_answers``) is
-re-exported here too, so the runner finds every deterministic check in one
-package.
+The deterministic answer-equivalence pass of seed 002 (``_answers``,
+``_equivalence`` and ``_mathverify``) is re-exported here too, so the runner
+finds every deterministic check in one package.
 """
 
-from jurat.checks._answers import (
-    EQUIVALENCE_RULE,
-    AnswerCheck,
-    Extracted,
-    InvarianceVerdict,
-    deterministic_equivalence,
-    extract_final_answer,
-    invariance_verdict,
-)
+from jurat.checks._answers import Extracted, extract_final_answer
 from jurat.checks._cli import check_main, parse_limits
 from jurat.checks._complexity import CFG_POLICY, function_complexity
+from jurat.checks._equivalence import (
+    EQUIVALENCE_RULE,
+    AnswerCheck,
+    InvarianceVerdict,
+    deterministic_equivalence,
+    invariance_verdict,
+)
 from jurat.checks._humaneval import humaneval_to_files, load_humaneval
 from jurat.checks._lint import rule_set_id
 from jurat.checks._models import (

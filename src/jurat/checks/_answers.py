@@ -1,10 +1,9 @@
-"""Deterministic answer equivalence: settle a pair of final answers before any judge (seed 002).
+"""Extract one final answer from a text, read with certainty or not at all (seed 002).
 
-The fold trusts a settled deterministic result over every judge, so this pass is built to
-be *conservative*: a wrong settlement is far worse than a pair left to the judge. A pair is
-settled only when
+The deterministic equivalence pass (``_equivalence``) settles a pair only on what this module
+extracts, so extraction is *conservative*: a text yields an answer only when
 
-1. each text yields exactly one confidently located final answer: an explicit anchor
+1. it holds exactly one confidently located final answer: an explicit anchor
    (``\\boxed{}``, a GSM8K ``#### n`` line, an ``A: n`` line, "the answer is n",
    "answer: n") or a text that is nothing but the answer ("$1,200", "18 eggs"); all
    anchors must agree, and no digit may follow the last one (a revised answer);
@@ -15,45 +14,22 @@ settled only when
 3. two independent readers agree on its value: math-verify (``parse``) and an exact
    rational reading of the strict grammar above. math-verify alone is too generous for a
    trusted verdict (it reads "2e2" as 2, "2 1/2" as 1, "1.5 million" as 1.5), and the
-   strict grammar alone would be a second copy of math-verify's normalisation;
-4. the comparison agrees: math-verify's ``verify`` and exact rational equality must both
-   say equal (EQUIVALENT) or both say different (DIFFERENT). A decimal that may be a
-   rounding of the other value ("0.33" vs "1/3"), a percent on one side only, or
-   different units on both sides leave the pair to the judge.
-
-math-verify's own timeout is a SIGALRM, which works only in the main thread (and replaces,
-then cancels, any alarm the caller had set); elsewhere it is disabled, and the bound is that
-math-verify only ever reads a short span that already passed the strict grammar, so it cannot
-be handed adversarial input.
+   strict grammar alone would be a second copy of math-verify's normalisation.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Literal
 
-from jurat.errors import DependencyError, FoldInputError, ValidationError
-from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, wilson_interval
-from jurat.models import Frozen, GateOutcome
+from jurat.checks._mathverify import math_verify_equal, math_verify_read, sympy_rational
+from jurat.errors import ValidationError
+from jurat.models import Frozen
 
-__all__ = [
-    "EQUIVALENCE_RULE",
-    "AnswerCheck",
-    "Extracted",
-    "InvarianceVerdict",
-    "deterministic_equivalence",
-    "extract_final_answer",
-    "invariance_verdict",
-]
-
-EQUIVALENCE_RULE = "jurat.answers/v1"
-"""Id of the extraction and comparison rules; recorded in every gate so a receipt pins them."""
+__all__ = ["Answer", "Extracted", "extract_answer", "extract_final_answer"]
 
 MAX_TEXT_CHARS = 100_000
 """Longer answers are left to the judge rather than scanned."""
@@ -65,21 +41,8 @@ MAX_ANCHORS = 16
 """More final-answer markers than this in one text is not an answer but a list (or an attack)."""
 MAX_EXPONENT = 30
 """Largest decimal exponent accepted in scientific notation."""
-MATH_VERIFY_TIMEOUT_S = 2
-"""Seconds for each math-verify call (integer: it uses ``signal.alarm``)."""
 
 Anchor = Literal["boxed", "####", "A:", "answer", "bare"]
-Method = Literal[
-    "equal",
-    "different",
-    "no-final-answer",
-    "percent-ambiguous",
-    "separator-ambiguous",
-    "unit-mismatch",
-    "rounding",
-    "readers-disagree",
-    "math-verify-error",
-]
 
 
 class Extracted(Frozen):
@@ -104,102 +67,13 @@ class Extracted(Frozen):
     """math-verify's reading of the span (sympy ``str``), which agreed with ``value``."""
 
 
-class AnswerCheck(Frozen):
-    """The deterministic pass over one pair of answers."""
-
-    settled: bool
-    """Whether the pass decided the pair; when false the judge decides."""
-    equivalent: bool | None
-    """True or false when settled, ``None`` otherwise."""
-    a_value: str | None
-    """Canonical value extracted from ``a``, or ``None`` if none was confidently extracted."""
-    b_value: str | None
-    """Canonical value extracted from ``b``, or ``None``."""
-    method: Method
-    """Which rule decided: ``equal``/``different`` when settled, else why it was left open."""
-    detail: str
-    """One line for humans: what was read and why the pass decided or abstained."""
-    a_answer: Extracted | None = None
-    """The full extraction of ``a``."""
-    b_answer: Extracted | None = None
-    """The full extraction of ``b``."""
-
-    def to_gate(self) -> GateOutcome:
-        """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip."""
-        outcome: Literal["pass", "fail", "skip"]
-        if not self.settled:
-            outcome = "skip"
-        else:
-            outcome = "pass" if self.equivalent else "fail"
-        return GateOutcome(
-            id=DETERMINISTIC_EQUIVALENCE_GATE,
-            outcome=outcome,
-            tool="math-verify",
-            tool_version=_math_verify_version(),
-            detail=self.detail,
-            data={
-                "rule": EQUIVALENCE_RULE,
-                "method": self.method,
-                "a_value": self.a_value,
-                "b_value": self.b_value,
-                "a_answer": None if self.a_answer is None else self.a_answer.model_dump(),
-                "b_answer": None if self.b_answer is None else self.b_answer.model_dump(),
-            },
-        )
-
-
-class InvarianceVerdict(Frozen):
-    """How often a set of pairs kept their answer (seed 002's statistical invariance verdict)."""
-
-    total: int
-    """Pairs given."""
-    decided: int
-    """Pairs with a true or false outcome."""
-    preserved: int
-    """Pairs whose answer was preserved (outcome true)."""
-    broken: int
-    """Pairs whose answer changed (outcome false)."""
-    undecided: int
-    """Pairs with no outcome (abstained, unparsable); excluded from the proportion."""
-    proportion: float | None
-    """preserved / decided; ``None`` when nothing was decided."""
-    interval: tuple[float, float] | None
-    """Wilson score interval of ``proportion`` at ``confidence``; ``None`` when undecided."""
-    confidence: float
-    """Confidence level of ``interval``."""
-
-
-def invariance_verdict(
-    outcomes: Sequence[bool | None], confidence: float = 0.95
-) -> InvarianceVerdict:
-    """Fold per-pair outcomes (true preserved, false broken, None undecided) into a proportion."""
-    if isinstance(outcomes, str | bytes):
-        raise FoldInputError("outcomes", "must be a sequence of true, false or null")
-    if not 0 < confidence < 1:
-        raise FoldInputError("confidence", f"must be in (0, 1), got {confidence!r}")
-    for i, o in enumerate(outcomes):
-        if o is not None and not isinstance(o, bool):
-            raise FoldInputError(f"outcomes[{i}]", f"must be true, false or null, got {o!r}")
-    preserved = sum(1 for o in outcomes if o is True)
-    broken = sum(1 for o in outcomes if o is False)
-    decided = preserved + broken
-    return InvarianceVerdict(
-        total=len(outcomes),
-        decided=decided,
-        preserved=preserved,
-        broken=broken,
-        undecided=len(outcomes) - decided,
-        proportion=preserved / decided if decided else None,
-        interval=wilson_interval(preserved, decided, confidence) if decided else None,
-        confidence=confidence,
-    )
-
-
 # --------------------------------------------------------------------------- extraction
 
 
 @dataclass(frozen=True)
-class _Answer:
+class Answer:
+    """One extracted answer with the exact readings the pair comparison needs."""
+
     extracted: Extracted
     exact: Fraction  # percent applied
     written: Fraction  # as written, for the percent-on-one-side comparison
@@ -311,7 +185,7 @@ def _find_spans(text: str) -> list[_Span] | str:
     ]
 
 
-def _extract(text: str) -> _Answer | str:
+def extract_answer(text: str) -> Answer | str:
     """The one final answer in ``text``, or the reason it was not confidently extracted."""
     if not isinstance(text, str):
         raise ValidationError(f"an answer must be a string, got {type(text).__name__}")
@@ -327,8 +201,8 @@ def _extract(text: str) -> _Answer | str:
         if "\n" in bare or len(bare) > MAX_SPAN_CHARS:
             return "no final-answer marker (\\boxed{}, ####, A:, answer:) and not a bare number"
         found = [_Span(bare, "bare", 0, len(text))]
-    answers: list[_Answer] = []
-    reads: dict[tuple[str, Anchor], _Answer] = {}
+    answers: list[Answer] = []
+    reads: dict[tuple[str, Anchor], Answer] = {}
     for span in found:
         read = reads.get((span.text, span.anchor)) or _read_span(span.text, span.anchor)
         if isinstance(read, str):
@@ -360,7 +234,7 @@ _ANCHOR_NAMES: dict[Anchor, str] = {
 
 def extract_final_answer(text: str) -> Extracted | None:
     """The confidently extracted final answer of ``text``, or ``None`` (leave it to a judge)."""
-    got = _extract(text)
+    got = extract_answer(text)
     return None if isinstance(got, str) else got.extracted
 
 
@@ -469,7 +343,7 @@ def _decimal_fraction(token: str) -> tuple[Fraction, int | None] | str:
     return value, len(mantissa.partition(".")[2]) - exponent
 
 
-def _read_span(raw: str, anchor: Anchor) -> _Answer | str:
+def _read_span(raw: str, anchor: Anchor) -> Answer | str:
     """Read one span with the strict grammar and with math-verify; both must agree."""
     if len(raw) > 4 * MAX_SPAN_CHARS:
         return "not a single short answer"
@@ -533,12 +407,12 @@ def _read_span(raw: str, anchor: Anchor) -> _Answer | str:
             other = -other
         other_reading = other / 100 if percent else other
 
-    mv_value = _math_verify_read(_math_verify_input(s, m, latex), latex)
+    mv_value = math_verify_read(_math_verify_input(s, m, latex), latex)
     if isinstance(mv_value, str):
         return mv_value
-    if not _math_verify_equal(_sympy_rational(exact), mv_value):
+    if not math_verify_equal(sympy_rational(exact), mv_value):
         return f"math-verify reads {_clip(str(mv_value))!r}, the strict reading {_format(exact)!r}"
-    return _Answer(
+    return Answer(
         extracted=Extracted(
             value=_format(exact),
             text=s,
@@ -574,83 +448,6 @@ def _math_verify_input(s: str, m: re.Match[str], latex: bool) -> str:
     return out
 
 
-# --------------------------------------------------------------------------- math-verify
-
-
-def _math_verify() -> Any:
-    try:
-        import math_verify
-    except ImportError as exc:  # pragma: no cover - math-verify is a pinned dependency
-        raise DependencyError("the deterministic equivalence pass needs `math-verify`") from exc
-    return math_verify
-
-
-# sympy and math_verify.errors ship no type information and only ``math_verify`` itself is
-# listed in mypy's ignore_missing_imports, so they are imported as plain modules.
-def _sympy() -> Any:
-    return importlib.import_module("sympy")
-
-
-def _timeout_exception() -> type[BaseException]:
-    # math-verify's TimeoutException derives from BaseException, so ``except Exception``
-    # alone would let it escape.
-    exc: type[BaseException] = importlib.import_module("math_verify.errors").TimeoutException
-    return exc
-
-
-def _math_verify_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("math-verify")
-    except PackageNotFoundError as exc:  # pragma: no cover - pinned dependency
-        raise DependencyError("the deterministic equivalence pass needs `math-verify`") from exc
-
-
-def _timeout() -> int | None:
-    # math-verify times out with SIGALRM, which raises outside the main thread; there the
-    # input bound (a short span that already passed the strict grammar) is the only bound.
-    return MATH_VERIFY_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
-
-
-def _math_verify_read(mv_input: str, latex: bool) -> Any:
-    """math-verify's single numeric reading of ``mv_input``, or the reason there is none."""
-    mv = _math_verify()
-    timeout_exc = _timeout_exception()
-    config = mv.LatexExtractionConfig() if latex else mv.ExprExtractionConfig()
-    try:
-        got = mv.parse(
-            mv_input,
-            extraction_config=[config],
-            fallback_mode="no_fallback",
-            extraction_mode="first_match",
-            parsing_timeout=_timeout(),
-            raise_on_error=True,
-        )
-    except (Exception, timeout_exc) as exc:
-        return f"math-verify could not parse it ({type(exc).__name__})"
-    if len(got) != 1 or not isinstance(got[0], _sympy().Basic):
-        return "math-verify found no single value"
-    value = got[0]
-    if not value.is_number:
-        return "math-verify did not read a number"
-    return value
-
-
-def _math_verify_equal(a: Any, b: Any) -> bool | None:
-    """math_verify.verify on two values; ``None`` when it errs or times out (never a guess)."""
-    mv = _math_verify()
-    timeout_exc = _timeout_exception()
-    try:
-        return bool(mv.verify(a, b, timeout_seconds=_timeout(), raise_on_error=True))
-    except (Exception, timeout_exc):
-        return None
-
-
-def _sympy_rational(x: Fraction) -> Any:
-    return _sympy().Rational(x.numerator, x.denominator)
-
-
 def _format(x: Fraction) -> str:
     """Integer, terminating decimal, or ``p/q``: the value as a person would write it."""
     if x.denominator == 1:
@@ -663,80 +460,3 @@ def _format(x: Fraction) -> str:
         return f"{x.numerator}/{x.denominator}"
     text = format(Decimal(x.numerator) / Decimal(x.denominator), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-# --------------------------------------------------------------------------- the pair
-
-
-def _near(x: _Answer, y: _Answer, xv: Fraction, yv: Fraction) -> bool:
-    """Whether one written decimal may be a rounding or truncation of the other value."""
-    for this, tv, ov in ((x, xv, yv), (y, yv, xv)):
-        d = this.extracted.decimals
-        if d is not None and abs(tv - ov) < Fraction(10) ** -d:
-            return True
-    return False
-
-
-def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
-    """Settle whether ``a`` and ``b`` give the same final number; unsure → not settled."""
-    ra, rb = _extract(a), _extract(b)
-    ea = None if isinstance(ra, str) else ra.extracted
-    eb = None if isinstance(rb, str) else rb.extracted
-
-    def open_(method: Method, detail: str) -> AnswerCheck:
-        return AnswerCheck(
-            settled=False,
-            equivalent=None,
-            a_value=None if ea is None else ea.value,
-            b_value=None if eb is None else eb.value,
-            method=method,
-            detail=detail,
-            a_answer=ea,
-            b_answer=eb,
-        )
-
-    if isinstance(ra, str) or isinstance(rb, str):
-        reasons = [f"{side}: {r}" for side, r in (("a", ra), ("b", rb)) if isinstance(r, str)]
-        return open_("no-final-answer", "; ".join(reasons))
-    assert ea is not None and eb is not None  # narrowed above; for the type checker
-    shown = f"a {ea.text!r} = {ea.value}, b {eb.text!r} = {eb.value}"
-    if (ea.units and eb.units and ea.units != eb.units) or (
-        ea.currency and eb.currency and ea.currency != eb.currency
-    ):
-        return open_("unit-mismatch", f"{shown}: different units, may need a conversion")
-
-    # One side in percent: "50%" and "50" or "0.5" may both be meant; settle only when the
-    # values differ under every reading.
-    if ea.percent != eb.percent:
-        readings = ((ra.exact, rb.exact), (ra.written, rb.written))
-        if any(x == y or _near(ra, rb, x, y) for x, y in readings):
-            return open_("percent-ambiguous", f"{shown}: percent on one side only")
-    elif _near(ra, rb, ra.written, rb.written) and ra.exact != rb.exact:
-        return open_("rounding", f"{shown}: one may be a rounding of the other")
-
-    # Comma-thousands / dot-decimal is the primary reading (as in math-verify); the other
-    # convention can only stop a DIFFERENT, never make an EQUIVALENT.
-    if ra.exact != rb.exact and (
-        (ra.other_reading is not None and ra.other_reading == rb.exact)
-        or (rb.other_reading is not None and rb.other_reading == ra.exact)
-    ):
-        return open_("separator-ambiguous", f"{shown}: equal if ',' and '.' swap roles")
-
-    verdict = _math_verify_equal(ra.mv_value, rb.mv_value)
-    if verdict is None:
-        return open_("math-verify-error", f"{shown}: math_verify.verify failed or timed out")
-    exact = ra.exact == rb.exact
-    if verdict != exact:
-        return open_(
-            "readers-disagree", f"{shown}: math-verify says {verdict}, exact comparison {exact}"
-        )
-    return AnswerCheck(
-        settled=True,
-        equivalent=exact,
-        a_value=ea.value,
-        b_value=eb.value,
-        method="equal" if exact else "different",
-        detail=f"{shown}: {'equal' if exact else 'different'}",
-        a_answer=ea,
-        b_answer=eb,
-    )

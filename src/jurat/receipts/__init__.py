@@ -9,6 +9,7 @@ byte, in ``docs/receipt-format.md``.
 from jurat.canonical import loads_strict
 from jurat.receipts._bundle import (
     BUNDLE_MEDIA_TYPE,
+    read_statement,
     receipt_digest,
     sign_payload,
     sign_statement,
@@ -56,6 +57,7 @@ __all__ = [
     "proof_path_for",
     "public_key_hint",
     "public_key_pem",
+    "read_statement",
     "receipt_digest",
     "rederive",
     "replay_fidelity_level_for",

@@ -146,3 +146,20 @@ def parse_bundle(bundle_bytes: bytes) -> ParsedBundle:
         payload=payload,
         signature=signature,
     )
+
+
+def read_statement(bundle_bytes: bytes) -> dict[str, Any]:
+    """The in-toto statement inside a receipt, decoded but NOT verified (use verify_bundle).
+
+    For tools that display or index receipts already verified, or about to be.
+    """
+    parsed = parse_bundle(bundle_bytes)
+    if parsed.payload_type != PAYLOAD_TYPE:
+        raise _fail(f"dsseEnvelope.payloadType is {parsed.payload_type!r}, not {PAYLOAD_TYPE}")
+    try:
+        statement = loads_strict(parsed.payload)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _fail(f"the DSSE payload is not JSON: {exc}") from exc
+    if not isinstance(statement, dict) or not isinstance(statement.get("predicate"), dict):
+        raise _fail("the DSSE payload is not an in-toto statement with a predicate")
+    return statement

@@ -7,7 +7,6 @@ from jurat.runner._run import (
     RunResult,
     exit_code,
     run_campaign_async,
-    statement_of,
 )
 from jurat.runner._summary import outcome_text, print_summary
 
@@ -23,5 +22,4 @@ __all__ = [
     "outcome_text",
     "print_summary",
     "run_campaign_async",
-    "statement_of",
 ]

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurat import __version__
-from jurat.canonical import sha256_digest
 from jurat.models import (
     Artifact,
     Decision,
@@ -97,7 +96,3 @@ def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt
     return job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
                   attempt)
 
-
-def receipt_digest(bundle_bytes: bytes) -> str:
-    """The digest a superseding receipt names."""
-    return sha256_digest(bundle_bytes)

@@ -28,9 +28,8 @@ def receipts_in_ledger(ledger: Any) -> list[tuple[Any, bytes]]:
 def replay_main(url: str, key_path: Path | None) -> int:
     """Verify the log, then re-derive every recorded decision; exit 1 on any mismatch."""
     from jurat.ledger import open_ledger
-    from jurat.receipts import load_public_key, rederive, verify_bundle
-    from jurat.runner._run import statement_of
-
+    from jurat.receipts import load_public_key, read_statement, rederive, verify_bundle
+    
     console = wide_console()
     try:
         ledger = open_ledger(ledger_url(url))
@@ -49,7 +48,7 @@ def replay_main(url: str, key_path: Path | None) -> int:
     for col in ("seq", "artifact", "review", "recorded", "re-derived", "signature", "ok"):
         table.add_column(col)
     for entry, signed in receipts_in_ledger(ledger):
-        statement = statement_of(signed)
+        statement = read_statement(signed)
         recorded = statement["predicate"]["decision"]
         try:
             derived = rederive(statement).model_dump(mode="json")
@@ -102,12 +101,12 @@ def report_main(source: str, html: Path, key_path: Path | None) -> int:
 
 def _receipts_from_ledger(url: str) -> list[dict[str, Any]]:
     from jurat.ledger import open_ledger
-    from jurat.runner._run import statement_of
+    from jurat.receipts import read_statement
 
     ledger = open_ledger(ledger_url(url))
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for _entry, signed in receipts_in_ledger(ledger):
-        statement = statement_of(signed)
+        statement = read_statement(signed)
         pred = statement["predicate"]
         latest[(pred["campaign"]["id"], pred["artifact"]["id"])] = {
             "statement": statement, "receipt_path": f"{pred['artifact']['id']}.sigstore.json",

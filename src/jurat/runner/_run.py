@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,7 +192,9 @@ class _Runner:
         path = self._out_path(artifact)
         if not path.exists():
             path.write_bytes(signed)
-        statement = statement_of(signed)
+        from jurat.receipts import read_statement
+
+        statement = read_statement(signed)
         pred = statement["predicate"]
         from jurat.models import GateOutcome
 
@@ -221,14 +221,6 @@ def job_cost(policy: Any, votes: Sequence[Vote], execution: dict[str, Any] | Non
                                output_tokens=tout, usd=usd(policy.subject, tin, tout)))
     summary = cost_summary(votes, policy.judges, extra)
     return {"usd": summary.total.usd, "summary": summary}
-
-
-def statement_of(signed: bytes) -> dict[str, Any]:
-    """The in-toto statement inside a Sigstore bundle's DSSE envelope."""
-    bundle = json.loads(signed)
-    payload = base64.b64decode(bundle["dsseEnvelope"]["payload"])
-    statement: dict[str, Any] = json.loads(payload)
-    return statement
 
 
 async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger: Any, key: Any,

@@ -7,16 +7,14 @@ slip could not load a script. Every text from a receipt passes through ``html.es
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from jurat.errors import IntakeError
+from jurat.errors import IntakeError, JuratError
 from jurat.fold import wilson_interval
+from jurat.receipts import read_statement
 from jurat.service._report_data import ArtifactView, ReportReceipt, artifact_views, coerce_receipts
 from jurat.service._report_html import CSS, cell, table
 from jurat.service._report_stats import (
@@ -30,7 +28,6 @@ from jurat.service._svg import Bin, Line, Share, histogram, line_chart, share_ch
 
 __all__ = ["ReportReceipt", "load_receipt_files", "render_report"]
 
-_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
@@ -44,22 +41,11 @@ def load_receipt_files(out_dir: Path, *, key_path: Path | None = None) -> list[d
     out = []
     for path in sorted(out_dir.glob("*.sigstore.json")):
         try:
-            bundle = json.loads(path.read_text(encoding="utf-8"))
-            envelope = bundle["dsseEnvelope"]
-            if envelope.get("payloadType") != _PAYLOAD_TYPE:
-                raise IntakeError(
-                    f"{path}: dsseEnvelope.payloadType is {envelope.get('payloadType')!r}, "
-                    f"expected {_PAYLOAD_TYPE!r}"
-                )
-            statement = json.loads(base64.b64decode(envelope["payload"], validate=True))
-        except IntakeError:
-            raise
-        except (OSError, UnicodeDecodeError, ValueError, binascii.Error) as exc:
-            raise IntakeError(f"{path}: unreadable Sigstore bundle: {exc}") from exc
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise IntakeError(f"{path}: not a Sigstore bundle with a DSSE envelope") from exc
-        if not isinstance(statement, dict) or not isinstance(statement.get("predicate"), dict):
-            raise IntakeError(f"{path}: the DSSE payload is not an in-toto statement")
+            statement = read_statement(path.read_bytes())
+        except OSError as exc:
+            raise IntakeError(f"{path}: unreadable: {exc.strerror}") from exc
+        except JuratError as exc:
+            raise IntakeError(f"{path}: not a jurat receipt: {exc}") from exc
         out.append(
             {
                 "statement": statement,

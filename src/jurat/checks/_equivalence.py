@@ -1,0 +1,219 @@
+"""Deterministic answer equivalence: settle a pair of final answers before any judge (seed 002).
+
+The fold trusts a settled deterministic result over every judge, so this pass is built to
+be *conservative*: a wrong settlement is far worse than a pair left to the judge. A pair is
+settled only when
+
+1. each text yields exactly one confidently located final answer that is a single plain
+   number, read the same by math-verify and by an exact rational reading of a strict
+   grammar (``_answers``; anything less leaves the pair to the judge);
+2. the comparison agrees: math-verify's ``verify`` and exact rational equality must both
+   say equal (EQUIVALENT) or both say different (DIFFERENT). A decimal that may be a
+   rounding of the other value ("0.33" vs "1/3"), a percent on one side only, or
+   different units on both sides leave the pair to the judge.
+
+``invariance_verdict`` folds many pairs' outcomes into seed 002's statistical verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Literal
+
+from jurat.checks._answers import Answer, Extracted, extract_answer
+from jurat.checks._mathverify import math_verify_equal, math_verify_version
+from jurat.errors import FoldInputError
+from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, wilson_interval
+from jurat.models import Frozen, GateOutcome
+
+__all__ = [
+    "EQUIVALENCE_RULE",
+    "AnswerCheck",
+    "InvarianceVerdict",
+    "deterministic_equivalence",
+    "invariance_verdict",
+]
+
+EQUIVALENCE_RULE = "jurat.answers/v1"
+"""Id of the extraction and comparison rules; recorded in every gate so a receipt pins them."""
+
+Method = Literal[
+    "equal",
+    "different",
+    "no-final-answer",
+    "percent-ambiguous",
+    "separator-ambiguous",
+    "unit-mismatch",
+    "rounding",
+    "readers-disagree",
+    "math-verify-error",
+]
+
+
+class AnswerCheck(Frozen):
+    """The deterministic pass over one pair of answers."""
+
+    settled: bool
+    """Whether the pass decided the pair; when false the judge decides."""
+    equivalent: bool | None
+    """True or false when settled, ``None`` otherwise."""
+    a_value: str | None
+    """Canonical value extracted from ``a``, or ``None`` if none was confidently extracted."""
+    b_value: str | None
+    """Canonical value extracted from ``b``, or ``None``."""
+    method: Method
+    """Which rule decided: ``equal``/``different`` when settled, else why it was left open."""
+    detail: str
+    """One line for humans: what was read and why the pass decided or abstained."""
+    a_answer: Extracted | None = None
+    """The full extraction of ``a``."""
+    b_answer: Extracted | None = None
+    """The full extraction of ``b``."""
+
+    def to_gate(self) -> GateOutcome:
+        """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip."""
+        outcome: Literal["pass", "fail", "skip"]
+        if not self.settled:
+            outcome = "skip"
+        else:
+            outcome = "pass" if self.equivalent else "fail"
+        return GateOutcome(
+            id=DETERMINISTIC_EQUIVALENCE_GATE,
+            outcome=outcome,
+            tool="math-verify",
+            tool_version=math_verify_version(),
+            detail=self.detail,
+            data={
+                "rule": EQUIVALENCE_RULE,
+                "method": self.method,
+                "a_value": self.a_value,
+                "b_value": self.b_value,
+                "a_answer": None if self.a_answer is None else self.a_answer.model_dump(),
+                "b_answer": None if self.b_answer is None else self.b_answer.model_dump(),
+            },
+        )
+
+
+class InvarianceVerdict(Frozen):
+    """How often a set of pairs kept their answer (seed 002's statistical invariance verdict)."""
+
+    total: int
+    """Pairs given."""
+    decided: int
+    """Pairs with a true or false outcome."""
+    preserved: int
+    """Pairs whose answer was preserved (outcome true)."""
+    broken: int
+    """Pairs whose answer changed (outcome false)."""
+    undecided: int
+    """Pairs with no outcome (abstained, unparsable); excluded from the proportion."""
+    proportion: float | None
+    """preserved / decided; ``None`` when nothing was decided."""
+    interval: tuple[float, float] | None
+    """Wilson score interval of ``proportion`` at ``confidence``; ``None`` when undecided."""
+    confidence: float
+    """Confidence level of ``interval``."""
+
+
+def invariance_verdict(
+    outcomes: Sequence[bool | None], confidence: float = 0.95
+) -> InvarianceVerdict:
+    """Fold per-pair outcomes (true preserved, false broken, None undecided) into a proportion."""
+    if isinstance(outcomes, str | bytes):
+        raise FoldInputError("outcomes", "must be a sequence of true, false or null")
+    if not 0 < confidence < 1:
+        raise FoldInputError("confidence", f"must be in (0, 1), got {confidence!r}")
+    for i, o in enumerate(outcomes):
+        if o is not None and not isinstance(o, bool):
+            raise FoldInputError(f"outcomes[{i}]", f"must be true, false or null, got {o!r}")
+    preserved = sum(1 for o in outcomes if o is True)
+    broken = sum(1 for o in outcomes if o is False)
+    decided = preserved + broken
+    return InvarianceVerdict(
+        total=len(outcomes),
+        decided=decided,
+        preserved=preserved,
+        broken=broken,
+        undecided=len(outcomes) - decided,
+        proportion=preserved / decided if decided else None,
+        interval=wilson_interval(preserved, decided, confidence) if decided else None,
+        confidence=confidence,
+    )
+
+
+# --------------------------------------------------------------------------- the pair
+
+
+def _near(x: Answer, y: Answer, xv: Fraction, yv: Fraction) -> bool:
+    """Whether one written decimal may be a rounding or truncation of the other value."""
+    for this, tv, ov in ((x, xv, yv), (y, yv, xv)):
+        d = this.extracted.decimals
+        if d is not None and abs(tv - ov) < Fraction(10) ** -d:
+            return True
+    return False
+
+
+def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
+    """Settle whether ``a`` and ``b`` give the same final number; unsure → not settled."""
+    ra, rb = extract_answer(a), extract_answer(b)
+    ea = None if isinstance(ra, str) else ra.extracted
+    eb = None if isinstance(rb, str) else rb.extracted
+
+    def open_(method: Method, detail: str) -> AnswerCheck:
+        return AnswerCheck(
+            settled=False,
+            equivalent=None,
+            a_value=None if ea is None else ea.value,
+            b_value=None if eb is None else eb.value,
+            method=method,
+            detail=detail,
+            a_answer=ea,
+            b_answer=eb,
+        )
+
+    if isinstance(ra, str) or isinstance(rb, str):
+        reasons = [f"{side}: {r}" for side, r in (("a", ra), ("b", rb)) if isinstance(r, str)]
+        return open_("no-final-answer", "; ".join(reasons))
+    assert ea is not None and eb is not None  # narrowed above; for the type checker
+    shown = f"a {ea.text!r} = {ea.value}, b {eb.text!r} = {eb.value}"
+    if (ea.units and eb.units and ea.units != eb.units) or (
+        ea.currency and eb.currency and ea.currency != eb.currency
+    ):
+        return open_("unit-mismatch", f"{shown}: different units, may need a conversion")
+
+    # One side in percent: "50%" and "50" or "0.5" may both be meant; settle only when the
+    # values differ under every reading.
+    if ea.percent != eb.percent:
+        readings = ((ra.exact, rb.exact), (ra.written, rb.written))
+        if any(x == y or _near(ra, rb, x, y) for x, y in readings):
+            return open_("percent-ambiguous", f"{shown}: percent on one side only")
+    elif _near(ra, rb, ra.written, rb.written) and ra.exact != rb.exact:
+        return open_("rounding", f"{shown}: one may be a rounding of the other")
+
+    # Comma-thousands / dot-decimal is the primary reading (as in math-verify); the other
+    # convention can only stop a DIFFERENT, never make an EQUIVALENT.
+    if ra.exact != rb.exact and (
+        (ra.other_reading is not None and ra.other_reading == rb.exact)
+        or (rb.other_reading is not None and rb.other_reading == ra.exact)
+    ):
+        return open_("separator-ambiguous", f"{shown}: equal if ',' and '.' swap roles")
+
+    verdict = math_verify_equal(ra.mv_value, rb.mv_value)
+    if verdict is None:
+        return open_("math-verify-error", f"{shown}: math_verify.verify failed or timed out")
+    exact = ra.exact == rb.exact
+    if verdict != exact:
+        return open_(
+            "readers-disagree", f"{shown}: math-verify says {verdict}, exact comparison {exact}"
+        )
+    return AnswerCheck(
+        settled=True,
+        equivalent=exact,
+        a_value=ea.value,
+        b_value=eb.value,
+        method="equal" if exact else "different",
+        detail=f"{shown}: {'equal' if exact else 'different'}",
+        a_answer=ea,
+        b_answer=eb,
+    )
