@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     for row in rows:
         table.add_row(row.name, f"{row.value:,.0f}", row.unit, row.baseline, f"{row.ratio:.2f}")
-    Console().print(table)
+    Console(width=160).print(table)  # wide enough to read in a log, not 80 columns
     if not args.no_write:
         write_section("ledger", _markdown(rows, args.appends))
     return 0
