@@ -14,14 +14,16 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Debian packages: bubblewrap for the sandbox, chromium for the report test.
+# Debian packages: bubblewrap for the sandbox, chromium for the report test, jq for the
+# receipt-format doc's shell recipe.
 # Installed only when running as root and missing; otherwise say what is missing.
 sysdeps:
-	@if ! command -v bwrap >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then \
+	@if ! command -v bwrap >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1 \
+	   || ! command -v jq >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap chromium >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap chromium jq >/dev/null; \
 	  else \
-	    echo "note: install Debian's bubblewrap (and chromium for the report test)"; \
+	    echo "note: install Debian's bubblewrap, chromium and jq (the tests need them)"; \
 	  fi; \
 	fi
 

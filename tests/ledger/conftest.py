@@ -119,7 +119,8 @@ def sqlite_target(tmp_path: Path) -> Target:
 @pytest.fixture
 def pg_target(tmp_path: Path) -> Iterator[Target]:
     if not pg_available():
-        pytest.skip(f"PostgreSQL not reachable at {PG_URL}")
+        pytest.fail(f"PostgreSQL not reachable at {PG_URL}: start it (see the machine notes) "
+                    "or set JURAT_TEST_PG_URL")
     schema = f"jurat_t_{uuid.uuid4().hex[:12]}"
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)
@@ -135,7 +136,8 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
         yield make_sqlite_target(tmp_path)
         return
     if not pg_available():
-        pytest.skip(f"PostgreSQL not reachable at {PG_URL}")
+        pytest.fail(f"PostgreSQL not reachable at {PG_URL}: start it (see the machine notes) "
+                    "or set JURAT_TEST_PG_URL")
     schema = f"jurat_t_{uuid.uuid4().hex[:12]}"
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)

@@ -200,7 +200,7 @@ def test_the_docs_shell_recipe_verifies_and_rejects(
     receipt: bytes, pub_path: Path, tmp_path: Path
 ) -> None:
     if not shutil.which("jq"):
-        pytest.skip("jq is not installed; the recipe in the doc uses it")
+        pytest.fail("jq is not installed; the doc's recipe uses it (make test installs it)")
     recipe = re.search(r"```sh\n# verify-with-openssl\n(.*?)```", DOC.read_text(), re.S)
     assert recipe is not None, "the doc's openssl recipe is missing"
     script = tmp_path / "verify.sh"

@@ -1,0 +1,48 @@
+"""The runner with the PostgreSQL ledger, on the real server at 127.0.0.1:5432."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from jurat.ledger import open_ledger
+from jurat.models import load_campaign
+from jurat.receipts import keygen, load_private_key, load_public_key, verify_bundle
+from jurat.runner import Progress, RunOptions, exit_code, run_campaign_async
+
+from ._support import copy_example
+
+PG_URL = os.environ.get("JURAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def test_rubric_quickstart_on_postgres_resumes_without_resampling(tmp_path: Path) -> None:
+    campaign = load_campaign(copy_example("rubric", tmp_path))
+    priv, pub = keygen(tmp_path / "keys")
+    schema = f"jurat_run_{uuid.uuid4().hex[:12]}"
+    options = RunOptions(out_dir=tmp_path / "out", quiet=True)
+    try:
+        for _ in range(2):  # the second run must reuse every receipt
+            ledger = open_ledger(PG_URL, schema=schema, checkpoint_path=tmp_path / "pg.cp")
+            try:
+                results = asyncio.run(run_campaign_async(
+                    campaign, options, ledger=ledger, key=load_private_key(priv),
+                    progress=Progress()))
+                samples = sum(1 for _ in ledger.entries(kind="sample_recorded"))
+                report = ledger.verify()
+            finally:
+                ledger.close()
+            assert exit_code([r.decision for r in results]) == 2
+            assert samples == 75 and report.tree_size > samples
+        assert all(r.reused for r in results)
+        key = load_public_key(pub)
+        for r in results:
+            assert verify_bundle(Path(r.receipt_path).read_bytes(), key).ok
+    finally:
+        engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        engine.dispose()
