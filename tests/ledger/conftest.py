@@ -6,7 +6,6 @@ override); each test gets its own schema, dropped afterwards.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,18 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from jurat.ledger import Ledger, LogSigner, load_or_create_log_key, open_ledger
+from tests.support.postgres import PG_URL, drop_schema, pg_engine
 
-PG_URL = os.environ.get("JURAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 _pg_state: dict[str, bool] = {}
 
 
 def pg_available() -> bool:
     if "ok" not in _pg_state:
         try:
-            engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
+            engine = pg_engine()
             with engine.connect() as conn:
                 conn.exec_driver_sql("SELECT 1")
             engine.dispose()
@@ -55,55 +53,41 @@ class Target:
 
     def tamper(self, *statements: str) -> None:
         """Run SQL with the append-only triggers out of the way, as a superuser could."""
+        self._execute(statements, bypass_triggers=True)
+
+    def raw(self, statement: str) -> None:
+        """Run SQL as an ordinary client would (triggers in force)."""
+        self._execute((statement,), bypass_triggers=False)
+
+    def _execute(self, statements: tuple[str, ...], *, bypass_triggers: bool) -> None:
         if self.backend == "sqlite":
             conn = sqlite3.connect(self.url.removeprefix("sqlite:///"))
             try:
-                names = [
-                    r[0]
-                    for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-                ]
-                for name in names:
-                    conn.execute(f'DROP TRIGGER "{name}"')
+                if bypass_triggers:
+                    names = [
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+                        )
+                    ]
+                    for name in names:
+                        conn.execute(f'DROP TRIGGER "{name}"')
                 for statement in statements:
                     conn.execute(statement)
                 conn.commit()
             finally:
                 conn.close()
-        else:
-            engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-            try:
-                with engine.begin() as conn:
+            return
+        engine = pg_engine()
+        try:
+            with engine.begin() as conn:
+                if bypass_triggers:
                     conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
-                    for statement in statements:
-                        conn.exec_driver_sql(statement.replace("%", "%%"))
-            finally:
-                engine.dispose()
-
-    def raw(self, statement: str) -> None:
-        """Run SQL as an ordinary client would (triggers in force)."""
-        if self.backend == "sqlite":
-            conn = sqlite3.connect(self.url.removeprefix("sqlite:///"))
-            try:
-                conn.execute(statement)
-                conn.commit()
-            finally:
-                conn.close()
-        else:
-            engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-            try:
-                with engine.begin() as conn:
+                for statement in statements:
+                    # psycopg reads % as a placeholder even with no parameters.
                     conn.exec_driver_sql(statement.replace("%", "%%"))
-            finally:
-                engine.dispose()
-
-
-def _drop_schema(schema: str) -> None:
-    engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-    try:
-        with engine.begin() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        engine.dispose()
+        finally:
+            engine.dispose()
 
 
 def make_sqlite_target(tmp_path: Path) -> Target:
@@ -125,7 +109,7 @@ def pg_target(tmp_path: Path) -> Iterator[Target]:
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)
     finally:
-        _drop_schema(schema)
+        drop_schema(schema)
 
 
 @pytest.fixture(
@@ -142,7 +126,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)
     finally:
-        _drop_schema(schema)
+        drop_schema(schema)
 
 
 @pytest.fixture

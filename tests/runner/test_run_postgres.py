@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from pathlib import Path
-
-import sqlalchemy as sa
 
 from jurat.ledger import open_ledger
 from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key, load_public_key, verify_bundle
 from jurat.runner import Progress, RunOptions, exit_code, run_campaign_async
+from tests.support.postgres import PG_URL, drop_schema
 
 from ._support import copy_example
-
-PG_URL = os.environ.get("JURAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def test_rubric_quickstart_on_postgres_resumes_without_resampling(tmp_path: Path) -> None:
@@ -42,7 +38,4 @@ def test_rubric_quickstart_on_postgres_resumes_without_resampling(tmp_path: Path
         for r in results:
             assert verify_bundle(Path(r.receipt_path).read_bytes(), key).ok
     finally:
-        engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1))
-        with engine.begin() as conn:
-            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        engine.dispose()
+        drop_schema(schema)
