@@ -4,7 +4,6 @@ from jurat.runner._intake import check_destinations, intake, intake_artifact
 from jurat.runner._job import JobResult, Progress
 from jurat.runner._run import (
     RunOptions,
-    RunResult,
     exit_code,
     run_campaign_async,
 )
@@ -14,7 +13,6 @@ __all__ = [
     "JobResult",
     "Progress",
     "RunOptions",
-    "RunResult",
     "check_destinations",
     "exit_code",
     "intake",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,25 +37,8 @@ class RunOptions:
     quiet: bool = False
 
 
-@dataclass
-class RunResult:
-    """Everything the CLI prints after a run."""
-
-    campaign: Campaign
-    results: list[JobResult]
-    ledger_url: str
-    key_path: Path
-    key_created: bool
-    checkpoint_path: str | None = None
-    cost: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        """DESIGN.md: 0 all accepted/shipped, 1 any escalate/warn, 2 any reject/block."""
-        return exit_code([r.decision for r in self.results])
-
-
 def exit_code(decisions: Sequence[Any]) -> int:
+    """DESIGN.md: 0 all accepted/shipped/settled, 1 escalate/warn/undecided, 2 reject/block."""
     code = 0
     for d in decisions:
         if d.disposition == "reject" or d.rollout == "BLOCK":
