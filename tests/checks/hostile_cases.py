@@ -286,8 +286,10 @@ def test_solve():
     ),
     # ---------------------------------------------------------------- processes
     _case(
+        # Its parent is its own sandbox's init; the tests live in another sandbox, and the
+        # answer is right, so the run passes (python.imports still reports os.kill).
         "kill_parent",
-        "error",
+        "passed",
         """import os, signal
 
 def add(a, b):
@@ -298,7 +300,7 @@ def add(a, b):
     ),
     _case(
         "kill_every_process",
-        "error",
+        "failed|error",
         """import os, signal
 
 def add(a, b):
@@ -327,7 +329,7 @@ def add(a, b):
     ),
     _case(
         "os_exit_inside_test",
-        "error",
+        "failed|error",
         """import os
 
 def add(a, b):
@@ -456,7 +458,7 @@ def add(a, b):
     ),
     _case(
         "forge_event_stream",
-        "error",
+        "failed|error",
         """import json, os
 
 def add(a, b):
@@ -473,7 +475,7 @@ def add(a, b):
     ),
     _case(
         "steal_nonce_and_forge_result",
-        "failed",
+        "failed|timeout",
         """import json, os
 
 def add(a, b):
@@ -507,7 +509,7 @@ def add(a, b):
     ),
     _case(
         "patch_pytest_runtest",
-        "error",
+        "failed|error",
         """import _pytest.python
 
 _pytest.python.Function.runtest = lambda self: None
@@ -519,7 +521,7 @@ def add(a, b):
     ),
     _case(
         "patch_pytest_reports",
-        "error",
+        "failed|error",
         """from _pytest import reports
 
 _original = reports.TestReport.from_item_and_call.__func__
@@ -539,7 +541,7 @@ def add(a, b):
     ),
     _case(
         "patch_builtins",
-        "error",
+        "failed|error",
         """import builtins
 
 builtins.abs = lambda x: 0
@@ -556,7 +558,7 @@ def test_add():
     ),
     _case(
         "register_plugin_via_gc",
-        "error",
+        "failed|error",
         """import gc
 import pytest
 
@@ -580,7 +582,7 @@ def add(a, b):
     ),
     _case(
         "swap_sys_modules",
-        "error",
+        "failed|error",
         """import sys, types
 
 sys.modules["_pytest.runner"] = types.ModuleType("_pytest.runner")
@@ -589,5 +591,248 @@ def add(a, b):
     return a - b
 """,
         ADD_TEST,
+    ),
+    # ---------------------------------------------------------------- forging a pass (issue 9)
+    # The candidate runs in its own sandbox; none of these reach the tests' interpreter.
+    _case(
+        "rewrite_reports_via_gc",
+        "failed",
+        """import gc, threading, time
+
+def _rewrite():
+    while True:
+        for obj in gc.get_objects():
+            if type(obj).__name__ in ("TestReport", "CallInfo", "CollectReport"):
+                try:
+                    obj.outcome = "passed"
+                    obj.longrepr = None
+                    obj.excinfo = None
+                except Exception:
+                    pass
+        time.sleep(0.001)
+
+threading.Thread(target=_rewrite, daemon=True).start()
+
+def add(a, b):
+    return a - b
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "attrgetter_reaches_modules",
+        "failed",
+        """import builtins, operator, sys
+
+_modules = operator.attrgetter("modules")(sys)
+_import = operator.attrgetter("__import__")(builtins)
+for _name, _mod in list(_modules.items()):
+    if _name.startswith(("_pytest", "pytest", "pluggy")):
+        for _attr in ("runtest", "from_item_and_call", "pytest_runtest_call"):
+            try:
+                setattr(_mod, _attr, lambda *a, **k: None)
+            except Exception:
+                pass
+
+def add(a, b):
+    return a - b
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "always_equal_object",
+        "failed",
+        """class Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __hash__(self):
+        return 0
+    def __bool__(self):
+        return True
+
+def add(a, b):
+    return Anything()
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "always_equal_int_subclass",
+        "failed",
+        """class Sly(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+
+def add(a, b):
+    return Sly(a - b)
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "always_equal_inside_container",
+        "failed",
+        """class Anything:
+    def __eq__(self, other):
+        return True
+
+def add(a, b):
+    return [Anything()]
+""",
+        """from solution import add
+
+
+def test_add():
+    assert add(1, 2) == [3]
+""",
+    ),
+    _case(
+        "always_equal_str_subclass",
+        "failed",
+        """class Sly(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+
+def add(a, b):
+    return Sly("wrong")
+""",
+        """from solution import add
+
+
+def test_add():
+    assert add("a", "b") == "ab"
+""",
+    ),
+    _case(
+        "patch_builtins_and_assertion",
+        "failed",
+        """import builtins
+
+builtins.abs = lambda x: 0
+builtins.AssertionError = type("AssertionError", (Exception,), {})
+
+def add(a, b):
+    return a - b
+""",
+        """from solution import add
+
+
+def test_add():
+    assert isinstance(add(1, 2), int)
+    assert abs(add(1, 2) - 3) < 1e-9
+""",
+    ),
+    _case(
+        "raise_skip_like_exception",
+        "failed",
+        """class Skipped(Exception):
+    pass
+
+class Exit(BaseException):
+    pass
+
+def add(a, b):
+    if a == 1:
+        raise Skipped("skip me")
+    raise Exit("pretend pytest.exit")
+""",
+        """from solution import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_add_again():
+    assert add(2, 2) == 4
+""",
+    ),
+    _case(
+        "raw_frame_deep_nesting",
+        "failed",
+        """import os, struct, sys
+
+def add(a, b):
+    tx = int(sys.argv[sys.argv.index("--tx") + 1])
+    body = b'{"ok":' + b"[" * 500000 + b"]" * 500000 + b"}"
+    os.write(tx, struct.pack(">I", len(body)) + body)
+    return a - b
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "raw_frame_claims_huge_length",
+        "failed",
+        """import os, struct, sys
+
+def add(a, b):
+    tx = int(sys.argv[sys.argv.index("--tx") + 1])
+    os.write(tx, struct.pack(">I", 2**32 - 1) + b"{")
+    return a - b
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "raw_frame_forged_handle_and_tag",
+        "failed",
+        """import os, struct, sys
+
+def add(a, b):
+    tx = int(sys.argv[sys.argv.index("--tx") + 1])
+    body = b'{"ok":["eval","__import__(os)"]}'
+    os.write(tx, struct.pack(">I", len(body)) + body)
+    import time
+    time.sleep(0.5)
+    return 3
+""",
+        ADD_TEST,
+    ),
+    # Every process it can reach is in its own sandbox; the answer is right, so it passes.
+    _case(
+        "kill_every_process_in_reach",
+        "passed",
+        """import os, signal
+
+def add(a, b):
+    for pid in range(1, 4096):
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    return 3
+""",
+        ADD_TEST,
+    ),
+    _case(
+        "read_hidden_tests",
+        "passed",
+        """import os
+
+def solve():
+    seen = []
+    for root in ("/work", "/tmp", "/opt/jurat", "/"):
+        for dirpath, _dirs, files in os.walk(root):
+            skip = ("/proc", "/sys", "/usr", "/dev", "/opt/jurat/python", "/opt/jurat/site")
+            if dirpath.startswith(skip):
+                continue
+            for name in files:
+                try:
+                    with open(os.path.join(dirpath, name), errors="replace") as handle:
+                        seen.append(handle.read(100000))
+                except OSError:
+                    pass
+    return " | ".join(seen)
+""",
+        """from solution import solve
+
+# HIDDEN-MARKER-$token
+
+
+def test_hidden():
+    text = solve()
+    assert "HIDDEN-MARKER" not in text
+""",
     ),
 )

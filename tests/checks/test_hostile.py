@@ -117,10 +117,39 @@ def test_limits_are_reported_by_the_kernel_counters(hostile: Hostile) -> None:
     assert hostile.runs["memory_bomb"].memory_peak_bytes <= LIMITS.memory_mb * 1024 * 1024
 
 
-def test_harness_tampering_is_named(hostile: Hostile) -> None:
-    for name in ("patch_pytest_runtest", "patch_builtins", "register_plugin_via_gc"):
-        assert "harness_tampered" in hostile.runs[name].detail, name
-    assert "forged" in hostile.runs["forge_event_stream"].detail
+def test_forged_passes_fail_on_the_trusted_side(hostile: Hostile) -> None:
+    # The candidate's tampering stays in its own process: the tests still ran and
+    # saw the wrong answer (AssertionError), not a harness error.
+    for name in (
+        "rewrite_reports_via_gc",
+        "attrgetter_reaches_modules",
+        "always_equal_object",
+        "always_equal_int_subclass",
+        "always_equal_inside_container",
+        "always_equal_str_subclass",
+        "patch_builtins_and_assertion",
+        "patch_pytest_reports",
+        "register_plugin_via_gc",
+        "fake_passed_output",
+    ):
+        run = hostile.runs[name]
+        assert run.collected >= 1 and run.passed == 0, name
+        assert {t.raised for t in run.tests} == {"AssertionError"}, (name, run.tests)
+
+
+def test_the_protocol_breakers_end_the_candidate_not_the_tests(hostile: Hostile) -> None:
+    for name in ("raw_frame_deep_nesting", "raw_frame_claims_huge_length"):
+        run = hostile.runs[name]
+        assert [t.raised for t in run.tests] == ["CandidateGone"], (name, run.tests)
+    forged = hostile.runs["raw_frame_forged_handle_and_tag"]
+    assert forged.tests[0].raised in ("CandidateError", "CandidateGone"), forged.tests
+    skips = hostile.runs["raise_skip_like_exception"]
+    assert [t.outcome for t in skips.tests] == ["failed", "failed"]
+
+
+def test_the_candidate_cannot_read_the_tests(hostile: Hostile) -> None:
+    run = hostile.runs["read_hidden_tests"]
+    assert run.outcome == "passed", (run.detail, run.tests)
 
 
 def test_host_is_unchanged(hostile: Hostile) -> None:

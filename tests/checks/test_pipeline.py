@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jurat.checks import GATE_IDS, CheckReport, run_checks, run_checks_async, tool_versions
-from jurat.checks._sandbox import _reset_runtime_for_tests
+from jurat.checks._sandbox import runtime
 from jurat.errors import ConfigError
 from jurat.models._checks import Limits, PythonChecks
 
@@ -96,7 +96,11 @@ def test_failing_test_is_a_veto() -> None:
     gate = report.gate("tests.pass")
     assert (gate.outcome, gate.detail, gate.data["passed"]) == ("fail", "failed", 1)
     assert report.required_failed == ("tests.pass",)
-    assert "assert 10 == 0" in report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
+    # The assertion text quotes the hidden test: operator-only, never evidence.
+    excerpt = report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
+    assert "test_below: failed (AssertionError)" in excerpt
+    assert "assert" not in excerpt.replace("AssertionError", "")
+    assert any("assert 10 == 0" in text for text in report.reference_detail)
 
 
 def test_syntax_error_fails_parse_and_skips_what_needs_a_tree() -> None:
@@ -169,9 +173,9 @@ def clamp(x, lo, hi):
 
 @pytest.fixture
 def fresh_runtime() -> object:
-    _reset_runtime_for_tests()
+    runtime.cache_clear()
     yield None
-    _reset_runtime_for_tests()
+    runtime.cache_clear()
 
 
 def test_missing_bwrap_fails_closed_and_runs_nothing_on_the_host(
@@ -234,7 +238,10 @@ def test_property_tests_are_reported() -> None:
     assert failed.gate("properties").outcome == "fail"
     assert failed.gate("tests.pass").detail == "failed"
     excerpt = failed.evidence[failed.gate("properties").evidence_index - 1].excerpt  # type: ignore[operator]
-    assert "x=1" in excerpt and "hi=0" in excerpt  # the shrunk, derandomised counterexample
+    assert "failed (AssertionError)" in excerpt
+    # The shrunk, derandomised counterexample quotes the test: operator-only detail.
+    detail = "\n".join(failed.reference_detail)
+    assert "x=1" in detail and "hi=0" in detail and "x=1" not in excerpt
 
 
 def test_mutation_sensitivity_reports_killed_over_total() -> None:

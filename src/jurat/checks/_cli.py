@@ -146,6 +146,13 @@ def _print_table(report: CheckReport, candidate: Path) -> None:
             console.print(item.excerpt[:1200], markup=False)
         elif gate.outcome == "error":
             console.print(f"[bold]{gate.id}[/bold]: {gate.data.get('message', gate.detail)}")
+    for text in report.reference_detail:
+        console.print(text, markup=False)
+    required = [gate.id for gate in report.gates if gate.required]
+    console.print(
+        f"required gates: {', '.join(required)} (the others are evidence: reported, never a "
+        "veto here; a campaign's rubric.hard_gates decides for `jurat run`)"
+    )
     if report.ok:
         console.print("[green]every required gate passed[/green]")
     else:

@@ -58,7 +58,10 @@ class CaseResult(Frozen):
     outcome: str
     """``passed``, ``failed``, ``error``, ``skipped``, ``incomplete`` or ``not_run``."""
     excerpt: str = ""
-    """Tail of the failure report (empty when passed)."""
+    """Tail of the failure report (empty when passed). It quotes the test's source, so it
+    is reference material: never put it where a contributor can read it."""
+    raised: str = ""
+    """Name of the exception that ended the test (``AssertionError``, ``CandidateGone``)."""
     property: bool = False
     """Whether this is a hypothesis property test."""
 
@@ -109,6 +112,8 @@ class SandboxRun(Frozen):
     """CPU time of the test process as reported by the supervisor."""
     exit: str = ""
     """How the test process ended, e.g. ``exit 0`` or ``signal SIGKILL``."""
+    candidate_exit: str = ""
+    """How the candidate sandbox ended, e.g. ``exit 0`` or ``signal SIGXCPU``."""
     oom_kills: int = 0
     """Processes killed by the memory controller."""
     pids_max_hits: int = 0
@@ -178,6 +183,10 @@ class CheckReport(Frozen):
     """sha256 of the candidate source, when known."""
     tool_versions: dict[str, str] = {}
     """Versions of every tool and policy the checks used."""
+    reference_detail: tuple[str, ...] = ()
+    """Operator-only detail that quotes the campaign's tests (failure excerpts, the run's
+    output). Reference material: never in evidence, judge prompts, receipts or anything a
+    contributor reads; ``jurat check`` prints it for the operator who holds the tests."""
 
     @property
     def ok(self) -> bool:
@@ -212,6 +221,7 @@ class CheckReport(Frozen):
             "schema": CHECK_SCHEMA,
             "artifact_sha256": self.artifact_sha256,
             "ok": self.ok,
+            "required_gates": [gate.id for gate in self.gates if gate.required],
             "required_failed": list(self.required_failed),
             "gates": [gate.model_dump(mode="json") for gate in self.gates],
             "evidence": evidence,

@@ -26,6 +26,7 @@ from jurat.checks._sandbox import SANDBOX_PROTOCOL, runtime
 from jurat.checks._steps import (
     Plan,
     Step,
+    reference_detail,
     step_complexity,
     step_coverage,
     step_imports,
@@ -64,7 +65,12 @@ DEFAULT_HARD_GATES = ("python.parse", "tests.pass")
 # --------------------------------------------------------------------------- assembly
 
 
-def _report(steps: Sequence[Step], hard_gates: Sequence[str], artifact_sha256: str) -> CheckReport:
+def _report(
+    steps: Sequence[Step],
+    hard_gates: Sequence[str],
+    artifact_sha256: str,
+    detail: tuple[str, ...] = (),
+) -> CheckReport:
     hard = list(dict.fromkeys(hard_gates))
     gates: list[GateOutcome] = []
     evidence: list[EvidenceItem] = []
@@ -84,6 +90,7 @@ def _report(steps: Sequence[Step], hard_gates: Sequence[str], artifact_sha256: s
         required_failed=tuple(required_failed),
         artifact_sha256=artifact_sha256,
         tool_versions=tool_versions(),
+        reference_detail=detail,
     )
 
 
@@ -114,7 +121,9 @@ def run_checks(
     complexity = step_complexity(tree)
     mutation = step_mutation(tree, run, plan, config)
     steps = [parse, imports, lint, tested, coverage, properties, complexity, mutation]
-    return _report(steps, hard_gates, artifact_sha256 or sha256_digest(source))
+    return _report(
+        steps, hard_gates, artifact_sha256 or sha256_digest(source), reference_detail(run)
+    )
 
 
 _EXECUTOR_LOCK = threading.Lock()

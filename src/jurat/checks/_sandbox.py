@@ -1,27 +1,36 @@
-"""Run a candidate's tests inside bubblewrap (seed 000, "Code correctness pipeline", step 4).
+"""A candidate's tests in two bubblewrap sandboxes (seed 000, "Code correctness pipeline", 4).
 
-Host side of protocol ``jurat.sandbox/v1`` (the sandbox side is ``_runner.py``).
-Each run gets:
+Host side of protocol ``jurat.sandbox/v2``; the threat model is written down
+in docs/design.md ("The code sandbox"). Each run starts two sandboxes:
 
-* a fresh cgroup (``pids`` + ``memory``) that the first process joins before
-  exec'ing bwrap, killed whole at the end;
-* ``bwrap --unshare-all --unshare-user --uid 65534 --disable-userns --cap-drop
-  ALL --new-session --die-with-parent --clearenv``: no network, no host
-  home, no /etc, no credentials, an unprivileged uid;
-* read-only binds of /usr, the Python runtime and the site directory that
-  holds pytest and coverage; size-limited tmpfs at /work and /tmp;
-* ``python -I -S``; rlimits (CPU, address space, file size, open files, no
-  core) set in the test process; the wall-clock limit enforced here with
-  SIGKILL; stdout+stderr read here and cut at the output cap.
+* the **candidate sandbox** (``_sandbox_candidate.py``) holds the candidate's
+  source and nothing else: no test file, no verdict, no secret;
+* the **tests sandbox** (``_sandbox_tests.py``) holds the campaign's tests and
+  pytest, and no candidate code: the tests reach the candidate through a
+  proxy module over a pipe pair on which only plain data crosses
+  (``_sandbox_wire.py``), and the verdict is computed here.
 
-The verdict comes from the result descriptor (an anonymous memfd that only
-the in-sandbox supervisor holds) and must carry this run's nonce. If bwrap is
-missing or cannot create its namespaces, SandboxError is raised: nothing is
-ever run on the host instead.
+Each sandbox gets a fresh cgroup (``pids`` + ``memory``, and ``cpu`` when
+available) that its first process joins before exec'ing bwrap, killed whole
+at the end; ``bwrap --unshare-all --unshare-user --uid 65534 --disable-userns
+--cap-drop ALL --new-session --die-with-parent --clearenv``: no network, no
+host home, no /etc, no credentials, separate pid and mount namespaces, so
+neither sandbox can see or signal the other; read-only binds of /usr, the
+Python runtime and the site directory; size-limited tmpfs at /work and
+/tmp; ``python -I -S``; rlimits set inside; the wall-clock limit enforced
+here with SIGKILL; stdout+stderr of both read here and cut at the output cap.
+
+The verdict comes from the tests sandbox's result descriptor (an anonymous
+memfd only its supervisor writes) and must carry this run's nonce. A limit
+the candidate hits (memory, processes, CPU, file size) overrides it: only a
+run where the trusted side saw every test pass *and* no limit was hit passes.
+If bwrap is missing or cannot create its namespaces, SandboxError is raised:
+nothing is ever run on the host instead.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
 import importlib.util
 import json
@@ -29,13 +38,13 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from jurat.checks._cgroup import GroupStats, RunGroup
 from jurat.checks._models import CaseResult, CoverageStats, RunOutcome, SandboxRun
@@ -45,11 +54,11 @@ from jurat.models._checks import Limits
 
 __all__ = ["SANDBOX_PROTOCOL", "Runtime", "run_tests", "runtime"]
 
-SANDBOX_PROTOCOL = "jurat.sandbox/v1"
+SANDBOX_PROTOCOL = "jurat.sandbox/v2"
 SANDBOX_UID = "65534"
 WORKDIR = "/work"
 _PY_DIR = "/opt/jurat/python"
-_RUNNER = "/opt/jurat/runner.py"
+_PROGRAMS = "/opt/jurat"
 # bwrap's outer monitor, its pid-1 init and the supervisor share the group's pid budget.
 _HARNESS_PROCS = 3
 # RLIMIT_AS counts address space, not resident memory: an interpreter with pytest
@@ -82,23 +91,13 @@ class Runtime(Frozen):
     """The interpreter's path relative to the prefix, e.g. ``bin/python3.11``."""
     sites: tuple[str, ...]
     """Site directories holding pytest, coverage and hypothesis (bound read-only)."""
-    runner: str
-    """Path of ``_runner.py`` (bound read-only)."""
+    programs: str
+    """Directory of the in-sandbox programs (``_sandbox_*.py``, bound file by file)."""
 
 
-_RUNTIME_LOCK = threading.Lock()
-_RUNTIME: list[Runtime] = []
-
-
+@functools.cache
 def runtime() -> Runtime:
     """Locate bwrap and the Python runtime once; SandboxError if bwrap is unusable."""
-    with _RUNTIME_LOCK:
-        if not _RUNTIME:
-            _RUNTIME.append(_discover())
-        return _RUNTIME[0]
-
-
-def _discover() -> Runtime:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError(
@@ -123,20 +122,14 @@ def _discover() -> Runtime:
         site = str(Path(spec.origin).resolve().parent.parent)
         if site not in sites:
             sites.append(site)
-    runner = Path(__file__).with_name("_runner.py")
     return Runtime(
         bwrap=bwrap,
         bwrap_version=version,
         python_prefix=str(prefix.resolve()),
         python_exe=exe,
         sites=tuple(sites),
-        runner=str(runner.resolve()),
+        programs=str(Path(__file__).resolve().parent),
     )
-
-
-def _reset_runtime_for_tests() -> None:
-    with _RUNTIME_LOCK:
-        _RUNTIME.clear()
 
 
 def _system_binds() -> list[str]:
@@ -149,7 +142,20 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _bwrap_argv(rt: Runtime, limits: Limits, control_fd: int, result_fd: int) -> list[str]:
+class _Side(Frozen):
+    """One of the two sandboxes of a run: its program and the descriptors it gets."""
+
+    name: Literal["tests", "candidate"]
+    """Which sandbox."""
+    program: str
+    """The in-sandbox program's file name (``_sandbox_tests.py`` or ``_sandbox_candidate.py``)."""
+    modules: tuple[str, ...]
+    """Other in-sandbox modules it imports, bound beside it."""
+    fds: dict[str, int]
+    """Command-line flag -> descriptor passed into the sandbox."""
+
+
+def _bwrap_argv(rt: Runtime, limits: Limits, side: _Side) -> list[str]:
     tmpfs = str(limits.tmpfs_mb * 1024 * 1024)
     argv = [
         rt.bwrap,
@@ -166,7 +172,7 @@ def _bwrap_argv(rt: Runtime, limits: Limits, control_fd: int, result_fd: int) ->
         "--die-with-parent",
         "--clearenv",
         "--hostname",
-        "jurat-sandbox",
+        f"jurat-{side.name}",
         *_system_binds(),
         "--proc",
         "/proc",
@@ -180,14 +186,16 @@ def _bwrap_argv(rt: Runtime, limits: Limits, control_fd: int, result_fd: int) ->
         tmpfs,
         "--tmpfs",
         WORKDIR,
-        # After the tmpfs mounts: bwrap applies mounts in order (FACTS.md).
+        # After the tmpfs mounts: bwrap applies mounts in order (docs/design.md).
         "--ro-bind",
         rt.python_prefix,
         _PY_DIR,
     ]
     for index, site in enumerate(rt.sites):
         argv += ["--ro-bind", site, f"/opt/jurat/site{index}"]
-    argv += ["--ro-bind", rt.runner, _RUNNER, "--chdir", WORKDIR]
+    for name in (side.program, *side.modules):
+        argv += ["--ro-bind", os.path.join(rt.programs, name), f"{_PROGRAMS}/{name}"]
+    argv += ["--chdir", WORKDIR]
     env = {
         "LD_LIBRARY_PATH": f"{_PY_DIR}/lib",
         "HOME": WORKDIR,
@@ -201,69 +209,89 @@ def _bwrap_argv(rt: Runtime, limits: Limits, control_fd: int, result_fd: int) ->
     }
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    argv += [
-        "--",
-        f"{_PY_DIR}/{rt.python_exe}",
-        "-I",
-        "-S",
-        _RUNNER,
-        "--control",
-        str(control_fd),
-        "--result",
-        str(result_fd),
-    ]
+    argv += ["--", f"{_PY_DIR}/{rt.python_exe}", "-I", "-S", f"{_PROGRAMS}/{side.program}"]
+    for flag, fd in side.fds.items():
+        argv += [flag, str(fd)]
     return argv
 
 
-def _control_memfd(config: dict[str, Any], nonce: str) -> int:
-    body = json.dumps(config).encode("utf-8")
-    fd = os.memfd_create("jurat-control")
-    os.write(fd, str(len(body)).encode("ascii") + b"\n" + body + nonce.encode("ascii") + b"\n")
+def _memfd(name: str, body: bytes) -> int:
+    fd = os.memfd_create(name)
+    os.write(fd, body)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
 
+def _tests_control(config: dict[str, Any], nonce: str) -> int:
+    # Length-prefixed: the supervisor reads the config before it forks, the nonce after.
+    body = json.dumps(config).encode("utf-8")
+    header = str(len(body)).encode("ascii") + b"\n"
+    return _memfd("jurat-control", header + body + nonce.encode("ascii") + b"\n")
+
+
 class _Reading(Frozen):
-    """What the host saw on the output pipe."""
+    """What the host saw on the two output pipes."""
 
     output: bytes
-    """Output kept (at most the cap)."""
+    """Output kept (at most the cap): the tests' first, then the candidate's."""
     total: int
     """Bytes read in all."""
     over_cap: bool
     """The cap was exceeded (the run was killed)."""
     timed_out: bool
     """The wall-clock limit was reached (the run was killed)."""
+    candidate_ended_first: bool
+    """The candidate sandbox ended before the tests sandbox did (not killed by the host)."""
 
 
-def _read_output(proc: subprocess.Popen[bytes], limits: Limits, group: RunGroup) -> _Reading:
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
+def _read_outputs(
+    tests: subprocess.Popen[bytes],
+    candidate: subprocess.Popen[bytes],
+    limits: Limits,
+    groups: tuple[RunGroup, RunGroup],
+) -> _Reading:
+    """Read both sandboxes' output until the tests sandbox ends, a cap or the deadline."""
+    assert tests.stdout is not None and candidate.stdout is not None
+    tests_fd, candidate_fd = tests.stdout.fileno(), candidate.stdout.fileno()
+    open_fds = {tests_fd, candidate_fd}
     cap = limits.output_kb * 1024
     deadline = time.monotonic() + limits.wall_s
-    kept = bytearray()
+    kept = {tests_fd: bytearray(), candidate_fd: bytearray()}
     total = 0
-    over_cap = timed_out = False
-    while True:
+    over_cap = timed_out = candidate_first = False
+    while open_fds:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        total += len(chunk)
-        kept += chunk[: max(0, cap - len(kept))]
+        ready, _, _ = select.select(list(open_fds), [], [], remaining)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.discard(fd)
+                candidate_first = candidate_first or tests_fd in open_fds
+                if fd == tests_fd:
+                    # The verdict is in; whatever the candidate still runs is ended.
+                    groups[1].kill_all()
+                continue
+            total += len(chunk)
+            room = max(0, cap - len(kept[tests_fd]) - len(kept[candidate_fd]))
+            kept[fd] += chunk[:room]
         if total > cap:
             # Killing at the cap keeps the outcome independent of machine speed.
             over_cap = True
             break
     if over_cap or timed_out:
-        group.kill_all()
-    return _Reading(output=bytes(kept), total=total, over_cap=over_cap, timed_out=timed_out)
+        for group in groups:
+            group.kill_all()
+    output = bytes(kept[tests_fd]) + bytes(kept[candidate_fd])
+    return _Reading(
+        output=output,
+        total=total,
+        over_cap=over_cap,
+        timed_out=timed_out,
+        candidate_ended_first=candidate_first,
+    )
 
 
 def _read_result(fd: int, nonce: str) -> tuple[bool, dict[str, Any] | None]:
@@ -296,96 +324,182 @@ def run_tests(
     coverage: bool = True,
     hypothesis: bool = False,
 ) -> SandboxRun:
-    """Run pytest on ``tests`` (names in ``files``) inside a fresh sandbox.
+    """Run pytest on ``tests`` (names in ``files``) against ``files[module + ".py"]``.
 
-    Raises SandboxError when the sandbox cannot be created (bwrap missing,
-    namespaces refused, cgroups unavailable); every other ending, including
-    timeouts and limit hits, is a SandboxRun outcome.
+    The candidate module goes into the candidate sandbox alone; every other
+    file goes into the tests sandbox. Raises SandboxError when a sandbox
+    cannot be created (bwrap missing, namespaces refused, cgroups
+    unavailable); every other ending, including timeouts and limit hits, is a
+    SandboxRun outcome.
     """
     limits = limits or Limits()
     rt = runtime()
-    config = {
-        "files": dict(files),
+    source_name = f"{module}.py"
+    if source_name not in files:
+        raise SandboxError(f"no candidate source {source_name} among the files to run")
+    rlimits = {
+        "cpu_s": limits.cpu_s,
+        "as_bytes": limits.memory_mb * 1024 * 1024 + _AS_HEADROOM_BYTES,
+        "fsize_bytes": limits.file_mb * 1024 * 1024,
+        "nofile": limits.nofile,
+    }
+    sites = [f"/opt/jurat/site{i}" for i in range(len(rt.sites))]
+    tests_config = {
+        "files": {name: text for name, text in files.items() if name != source_name},
         "tests": list(tests),
         "module": module,
-        "sites": [f"/opt/jurat/site{i}" for i in range(len(rt.sites))],
+        "sites": sites,
         "coverage": coverage,
         "hypothesis": hypothesis,
-        "limits": {
-            "cpu_s": limits.cpu_s,
-            "as_bytes": limits.memory_mb * 1024 * 1024 + _AS_HEADROOM_BYTES,
-            "fsize_bytes": limits.file_mb * 1024 * 1024,
-            "nofile": limits.nofile,
-        },
+        "limits": rlimits,
+    }
+    candidate_config = {
+        "source": files[source_name],
+        "module": module,
+        "sites": sites,
+        "coverage": coverage,
+        "limits": rlimits,
     }
     nonce = secrets.token_hex(16)
-    group = RunGroup.create(
-        pids_max=limits.procs + _HARNESS_PROCS, memory_bytes=limits.memory_mb * 1024 * 1024
-    )
-    control_fd = _control_memfd(config, nonce)
-    result_fd = os.memfd_create("jurat-result")
+    fds: list[int] = []
+    groups: list[RunGroup] = []
     try:
-        return _launch(rt, limits, group, control_fd, result_fd, nonce)
+        for _ in range(2):
+            groups.append(
+                RunGroup.create(
+                    pids_max=limits.procs + _HARNESS_PROCS,
+                    memory_bytes=limits.memory_mb * 1024 * 1024,
+                )
+            )
+        to_candidate = os.pipe()
+        from_candidate = os.pipe()
+        fds += [*to_candidate, *from_candidate]
+        control = _tests_control(tests_config, nonce)
+        result = os.memfd_create("jurat-result")
+        candidate_control = _memfd("jurat-candidate", json.dumps(candidate_config).encode())
+        fds += [control, result, candidate_control]
+        tests_side = _Side(
+            name="tests",
+            program="_sandbox_tests.py",
+            modules=("_sandbox_wire.py", "_sandbox_proxy.py"),
+            fds={"--control": control, "--result": result,
+                 "--rx": from_candidate[0], "--tx": to_candidate[1]},
+        )  # fmt: skip
+        candidate_side = _Side(
+            name="candidate",
+            program="_sandbox_candidate.py",
+            modules=("_sandbox_wire.py",),
+            fds={"--control": candidate_control, "--rx": to_candidate[0],
+                 "--tx": from_candidate[1]},
+        )  # fmt: skip
+        return _launch(rt, limits, (groups[0], groups[1]), (tests_side, candidate_side), nonce, fds)
     finally:
-        os.close(control_fd)
-        os.close(result_fd)
+        for fd in fds:
+            os.close(fd)
+        for group in groups:
+            group.remove()
 
 
-def _launch(
-    rt: Runtime, limits: Limits, group: RunGroup, control_fd: int, result_fd: int, nonce: str
-) -> SandboxRun:
+def _spawn(rt: Runtime, limits: Limits, group: RunGroup, side: _Side) -> subprocess.Popen[bytes]:
     procs = group.procs_files
     argv = ["/bin/sh", "-c", _SH_JOIN_CGROUP, "sh", str(len(procs)), *procs]
-    argv += _bwrap_argv(rt, limits, control_fd, result_fd)
-    start = time.monotonic()
-    cleanup_ok = False
+    argv += _bwrap_argv(rt, limits, side)
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            pass_fds=(control_fd, result_fd),
+            pass_fds=tuple(side.fds.values()),
             env={"PATH": "/usr/bin:/bin"},
             start_new_session=True,
         )
     except OSError as exc:
-        group.remove()
-        raise SandboxError(f"cannot start the sandbox: {exc}") from exc
+        raise SandboxError(f"cannot start the {side.name} sandbox: {exc}") from exc
+
+
+def _launch(
+    rt: Runtime,
+    limits: Limits,
+    groups: tuple[RunGroup, RunGroup],
+    sides: tuple[_Side, _Side],
+    nonce: str,
+    open_fds: list[int],
+) -> SandboxRun:
+    start = time.monotonic()
+    tests = _spawn(rt, limits, groups[0], sides[0])
     try:
-        with proc:
-            reading = _read_output(proc, limits, group)
+        candidate = _spawn(rt, limits, groups[1], sides[1])
+    except SandboxError:
+        groups[0].kill_all()
+        tests.wait()
+        raise
+    # Only the sandboxes may hold the channel: its ends must close when they exit.
+    # Removed from ``open_fds`` first, so the caller never closes a number twice (another
+    # thread's run may already have been given it).
+    for side in sides:
+        for flag in ("--rx", "--tx"):
+            open_fds.remove(side.fds[flag])
+            os.close(side.fds[flag])
+    with tests, candidate:
+        reading = _read_outputs(tests, candidate, limits, groups)
+        for proc, group in ((tests, groups[0]), (candidate, groups[1])):
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 group.kill_all()
                 proc.kill()
                 proc.wait()
-        wall = time.monotonic() - start
-        stats = group.stats()
-    finally:
-        cleanup_ok = group.remove()
-    started, result = _read_result(result_fd, nonce)
+    wall = time.monotonic() - start
+    stats = (groups[0].stats(), groups[1].stats())
+    cleanup_ok = all(group.remove() for group in groups)
+    started, result = _read_result(sides[0].fds["--result"], nonce)
     # A limit too small for the interpreter to start is the run's outcome, not a
     # broken sandbox: it is reported as that limit.
-    if not started and not (reading.timed_out or stats.oom_kills or stats.pids_max_hits):
+    limit_hit = any(s.oom_kills or s.pids_max_hits for s in stats)
+    if not started and not (reading.timed_out or limit_hit):
         message = reading.output.decode("utf-8", "replace").strip()[-800:]
         raise SandboxError(
             "the sandbox did not start (bwrap could not create its namespaces or mounts): "
-            + (message or f"exit status {proc.returncode}")
+            + (message or f"exit status {tests.returncode}")
         )
-    return _classify(reading, result, stats, wall, limits, cleanup_ok)
+    ending = _Ending(reading=reading, tests=stats[0], candidate=stats[1],
+                     candidate_status=candidate.returncode)  # fmt: skip
+    return _classify(ending, result, wall, limits, cleanup_ok)
+
+
+class _Ending(Frozen):
+    """How the two sandboxes ended, as the host saw it."""
+
+    reading: _Reading
+    """Output and the host's own kills."""
+    tests: GroupStats
+    """The tests sandbox's cgroup counters."""
+    candidate: GroupStats
+    """The candidate sandbox's cgroup counters."""
+    candidate_status: int | None
+    """bwrap's exit status for the candidate sandbox (128 + n for signal n)."""
+
+    @property
+    def candidate_signal(self) -> str | None:
+        status = self.candidate_status
+        if status is None:
+            return None
+        number = -status if status < 0 else (status - 128 if status > 128 else 0)
+        try:
+            return signal.Signals(number).name if number else None
+        except ValueError:
+            return None
 
 
 def _classify(
-    reading: _Reading,
+    ending: _Ending,
     result: dict[str, Any] | None,
-    stats: GroupStats,
     wall: float,
     limits: Limits,
     cleanup_ok: bool,
 ) -> SandboxRun:
-    outcome, detail = _outcome(reading, result, stats, limits)
+    outcome, detail = _outcome(ending, result, limits)
     result = result or {}
     child = result.get("child") or {}
     coverage, coverage_error = _coverage(result.get("coverage"))
@@ -394,6 +508,9 @@ def _classify(
         if child.get("signal")
         else (f"exit {child['code']}" if "code" in child else "unknown")
     )
+    sig = ending.candidate_signal
+    candidate_exit = f"signal {sig}" if sig else f"exit {ending.candidate_status}"
+    reading = ending.reading
     return SandboxRun(
         outcome=outcome,
         detail=detail,
@@ -402,6 +519,7 @@ def _classify(
                 id=str(t.get("id", "")),
                 outcome=str(t.get("outcome", "not_run")),
                 excerpt=str(t.get("excerpt", "")),
+                raised=str(t.get("raised", "")),
                 property=bool(t.get("property", False)),
             )
             for t in result.get("tests", [])
@@ -417,30 +535,40 @@ def _classify(
         wall_s=round(wall, 3),
         cpu_s=float(child.get("cpu_s", 0.0)),
         exit=exit_text,
-        oom_kills=stats.oom_kills,
-        pids_max_hits=stats.pids_max_hits,
-        memory_peak_bytes=stats.memory_peak_bytes,
+        candidate_exit=candidate_exit,
+        oom_kills=ending.tests.oom_kills + ending.candidate.oom_kills,
+        pids_max_hits=ending.tests.pids_max_hits + ending.candidate.pids_max_hits,
+        memory_peak_bytes=max(ending.tests.memory_peak_bytes, ending.candidate.memory_peak_bytes),
         cleanup_ok=cleanup_ok,
     )
 
 
 def _outcome(
-    reading: _Reading, result: dict[str, Any] | None, stats: GroupStats, limits: Limits
+    ending: _Ending, result: dict[str, Any] | None, limits: Limits
 ) -> tuple[RunOutcome, str]:
     inner = str((result or {}).get("outcome", ""))
-    if stats.oom_kills or (result or {}).get("memory_error"):
+    stats = (ending.tests, ending.candidate)
+    if any(s.oom_kills for s in stats) or (result or {}).get("memory_error"):
         return "memory_limit", f"memory limit of {limits.memory_mb} MiB reached"
-    if stats.pids_max_hits:
+    if any(s.pids_max_hits for s in stats):
         return "process_limit", f"process limit of {limits.procs} reached"
-    if reading.over_cap:
+    if ending.reading.over_cap:
         return "output_limit", f"output exceeded {limits.output_kb} KiB; truncated"
-    if inner == "output_limit":
-        return "output_limit", str(result["detail"]) if result else "file size limit reached"
-    if reading.timed_out:
+    if inner == "output_limit" or ending.candidate_signal == "SIGXFSZ":
+        return "output_limit", "file size limit reached"
+    if ending.reading.timed_out:
         return "timeout", f"wall-clock limit of {limits.wall_s:g} s reached"
+    # RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one; the host
+    # kills the candidate only after the tests ended, and OOM kills are counted above.
+    cpu_killed = ending.reading.candidate_ended_first and ending.candidate_signal in (
+        "SIGXCPU",
+        "SIGKILL",
+    )
+    if inner == "timeout" or cpu_killed:
+        return "timeout", f"cpu limit of {limits.cpu_s} s reached"
     if result is None:
-        return "error", "the harness ended without reporting (killed from inside the sandbox?)"
-    if inner in ("passed", "failed", "error", "timeout"):
+        return "error", "the harness ended without reporting"
+    if inner in ("passed", "failed", "error"):
         return inner, str(result.get("detail", ""))  # type: ignore[return-value]
     return "error", f"unknown harness outcome {inner!r}"
 
@@ -451,12 +579,12 @@ def _coverage(data: Any) -> tuple[CoverageStats | None, str | None]:
     if not isinstance(data, dict):
         return None, "malformed coverage data"
     if "error" in data:
-        return None, str(data["error"])
+        return None, str(data["error"])[:2000]
     try:
         stats = CoverageStats(
             statements=int(data["statements"]),
             covered_lines=int(data["covered_lines"]),
-            missing_lines=tuple(int(x) for x in data["missing_lines"]),
+            missing_lines=tuple(int(x) for x in data["missing_lines"][:10_000]),
             branches=int(data["branches"]),
             covered_branches=int(data["covered_branches"]),
             partial_branches=int(data["partial_branches"]),

@@ -18,7 +18,7 @@ from typing import Any
 from jurat.canonical import digest_json
 from jurat.checks._complexity import CFG_POLICY, function_complexity
 from jurat.checks._lint import ruff_binary, rule_set, rule_set_id, run_ruff
-from jurat.checks._models import SandboxRun
+from jurat.checks._models import CaseResult, SandboxRun
 from jurat.checks._mutation import MUTATION_OPERATORS, mutants
 from jurat.checks._parse import declared_version, parse_candidate
 from jurat.checks._policy import inspect_operations, policy_for
@@ -29,6 +29,7 @@ from jurat.models._evidence import EvidenceItem, GateOutcome
 
 __all__ = [
     "Plan",
+    "reference_detail",
     "Step",
     "step_complexity",
     "step_coverage",
@@ -270,15 +271,36 @@ def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> St
 
 
 def _tests_excerpt(run: SandboxRun) -> str:
+    """What a judge may read about the test run: outcomes only.
+
+    Failure excerpts quote the campaign's tests (their source and assertion
+    text) and the run's output can echo hidden test inputs: both are
+    reference material (docs/receipt-format.md, "Reference material"), so
+    they go to ``reference_detail`` for the operator and never into evidence.
+    """
     lines = [f"{run.outcome}: {run.detail}"]
-    for test in run.tests:
-        if test.outcome != "passed":
-            lines.append(f"--- {test.id} {test.outcome}\n{test.excerpt[-600:]}")
-    lines += [f"--- collection error\n{e[-600:]}" for e in run.collect_errors[:2]]
+    lines += [f"{t.id}: {_case_summary(t)}" for t in run.tests if t.outcome != "passed"]
+    lines += [f"collection error in {e.split(':', 1)[0]}" for e in run.collect_errors[:5]]
+    if run.output_bytes:
+        flag = ", truncated at the cap" if run.output_truncated else ""
+        lines.append(f"output: {run.output_bytes} bytes (not shown{flag})")
+    return "\n".join(lines)
+
+
+def _case_summary(case: CaseResult) -> str:
+    return f"{case.outcome} ({case.raised})" if case.raised else case.outcome
+
+
+def reference_detail(run: SandboxRun | None) -> tuple[str, ...]:
+    """Operator-only detail of a test run: failure excerpts, collection errors, output."""
+    if run is None:
+        return ()
+    detail = [f"--- {t.id} {t.outcome}\n{t.excerpt[-1200:]}" for t in run.tests if t.excerpt]
+    detail += [f"--- collection error\n{e[-1200:]}" for e in run.collect_errors[:3]]
     if run.output:
         flag = " (truncated at the cap)" if run.output_truncated else ""
-        lines.append(f"--- output, untrusted{flag}\n{run.output[:400]}")
-    return "\n".join(lines)
+        detail.append(f"--- output{flag}\n{run.output[:2000]}")
+    return tuple(detail)
 
 
 def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> Step:
@@ -341,7 +363,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
         detail=f"{len(props) - len(failed)}/{len(props)} properties hold",
         data=data,
     )
-    lines = [f"{t.id}: {t.outcome}\n{t.excerpt[-500:]}" for t in props]
+    lines = [f"{t.id}: {_case_summary(t)}" for t in props]
     return gate, _evidence(
         "properties", "hypothesis", version, "properties", data, "\n".join(lines)
     )

@@ -1,33 +1,28 @@
-"""The program that runs *inside* the bubblewrap sandbox (protocol ``jurat.sandbox/v1``).
+"""The trusted test program, run inside the *tests* sandbox (protocol ``jurat.sandbox/v2``).
 
-It is copied into the sandbox read-only and started as ``python -I -S runner.py
---control FD --result FD``. It imports only the standard library at the top
-because jurat itself is not mounted in the sandbox; pytest and coverage are
-imported by the test process from the read-only site directory.
+Started as ``python -I -S tests.py --control FD --result FD --rx FD --tx FD``.
+No candidate code ever runs in this process or this sandbox: the candidate
+lives in a second sandbox (``_sandbox_candidate.py``) and is reached only
+through the pipe pair ``--tx``/``--rx``, over which only plain data crosses
+(``_sandbox_wire.py``). The candidate module seen by the tests is a proxy:
+``from solution import add`` yields a handle whose calls send the arguments as
+data and decode the result into fresh built-in objects, so ``assert add(1, 2)
+== 3`` compares built-ins here, where the candidate cannot reach.
 
-Two processes, so that the verdict never comes from candidate-controlled code
-alone (seed 000, "Code correctness pipeline", step 4):
+Two processes, so that the verdict never depends on how the test run ends:
 
 ``supervisor``
-    Reads the run configuration, writes the files into the tmpfs workdir,
-    marks itself non-dumpable (so a process of the same uid without
-    capabilities cannot ptrace it or open its ``/proc/PID/fd``), forks the test
-    process, and only *then* reads the per-run nonce. It collects the test
-    process's event stream, decides passed / failed / error from it, and
-    writes the result line with the nonce to the result descriptor, which the
-    test process closed before any candidate code ran.
+    Reads the run configuration, writes the test files into the tmpfs
+    workdir, forks the test process, and only *then* reads the per-run nonce.
+    It collects the test process's event stream, decides passed / failed /
+    error from it, and writes the result line with the nonce to the result
+    descriptor, which the test process closed first.
 
 ``test process``
-    Applies the rlimits, runs pytest in-process with a plugin that streams
-    one line per event (each carrying a token the candidate never sees
-    written down), measures coverage, and checks that pytest's and pluggy's
-    machinery and the builtins were not replaced while tests ran.
-
-Code running in the same interpreter as the tests can, in principle, reach
-into that interpreter's memory; the stream token and integrity checks defeat
-the generic attacks (fake prints, early exits, ``pytest.exit``, patched
-runners or builtins, forged result files), and the import policy reports the
-introspection modules that a targeted attack would need.
+    Applies the rlimits and runs pytest in-process with a plugin that streams
+    one line per event, each carrying a token. At the end it asks the
+    candidate process for its coverage summary (measured there, so
+    candidate-reported) and passes it on as data.
 """
 
 from __future__ import annotations
@@ -39,7 +34,7 @@ import signal
 import sys
 from typing import Any
 
-PROTOCOL = "jurat.sandbox/v1"
+PROTOCOL = "jurat.sandbox/v2"
 WORKDIR = "/work"
 PR_SET_DUMPABLE = 4
 MAX_EVENT_BYTES = 4 * 1024 * 1024
@@ -63,33 +58,6 @@ _DISABLED_PLUGINS = (
     "lsof",
 )
 
-# Modules whose callables must be the same objects after every test as before
-# the candidate was imported. Prefixes cover every submodule already loaded.
-_GUARDED_PREFIXES = ("_pytest", "pluggy", "pytest")
-_GUARDED_MODULES = (
-    "builtins",
-    "os",
-    "math",
-    "operator",
-    "functools",
-    "itertools",
-    "collections",
-    "copy",
-    "json",
-    "re",
-    "string",
-    "random",
-    "__main__",
-)
-_GUARDED_HOOKS = (
-    "pytest_runtest_protocol",
-    "pytest_runtest_setup",
-    "pytest_runtest_call",
-    "pytest_runtest_teardown",
-    "pytest_runtest_makereport",
-    "pytest_runtest_logreport",
-    "pytest_pyfunc_call",
-)
 
 
 # --------------------------------------------------------------------------- supervisor
@@ -99,6 +67,7 @@ def main(argv: list[str]) -> int:
     """Supervisor entry point; returns the process exit status."""
     control_fd = int(argv[argv.index("--control") + 1])
     result_fd = int(argv[argv.index("--result") + 1])
+    channel = (int(argv[argv.index("--rx") + 1]), int(argv[argv.index("--tx") + 1]))
     os.write(result_fd, b"started\n")
     config = _read_config(control_fd)
     _write_files(config["files"])
@@ -112,8 +81,11 @@ def main(argv: list[str]) -> int:
         os.close(control_fd)
         os.close(result_fd)
         os.close(read_end)
-        _child(config, write_end, token)
+        _child(config, write_end, token, channel)
     os.close(write_end)
+    # Only the test process talks to the candidate: its exit must close the channel.
+    for fd in channel:
+        os.close(fd)
     # Read after the fork: the test process never holds the nonce in memory.
     nonce = os.read(control_fd, 256).decode("ascii").strip()
     os.close(control_fd)
@@ -235,6 +207,8 @@ def _tests_table(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             entry["phases"][event["when"]] = event["outcome"]
             if event.get("excerpt"):
                 entry["excerpt"] = event["excerpt"]
+            if event.get("raised") and not entry.get("raised_name"):
+                entry["raised_name"] = event["raised"]
     return tests
 
 
@@ -269,6 +243,7 @@ def verdict(
             "id": test_id,
             "outcome": _test_outcome(table[test_id]) if test_id in table else "not_run",
             "excerpt": table[test_id]["excerpt"] if test_id in table else "",
+            "raised": table[test_id].get("raised_name", "") if test_id in table else "",
             "property": test_id in properties,
         }
         for test_id in collected
@@ -306,8 +281,6 @@ def _overall(
         return "error", f"harness_tampered: {forged}"
     if "overflow" in by_kind:
         return "error", "harness_tampered: event stream exceeded its size bound"
-    if "tamper" in by_kind:
-        return "error", "harness_tampered: " + str(by_kind["tamper"][0].get("what", ""))
     unknown = sorted(set(table) - set(collected))
     if unknown:
         return "error", f"harness_tampered: results for tests never collected: {unknown[:3]}"
@@ -360,81 +333,6 @@ class Emitter:
             view = view[self._write(self._fd, view) :]
 
 
-class _Guard:
-    """Identity snapshot of the callables that decide a test's outcome."""
-
-    def __init__(self) -> None:
-        self._snapshot: dict[str, dict[str, int]] = {}
-        self._manager: Any = None
-        self._plugins: frozenset[int] = frozenset()
-        self._hooks: dict[str, list[int]] = {}
-
-    @staticmethod
-    def _names() -> list[str]:
-        names = [n for n in _GUARDED_MODULES if n in sys.modules]
-        names += [n for n in list(sys.modules) if n.split(".")[0] in _GUARDED_PREFIXES]
-        return sorted(set(names))
-
-    def _hook_impls(self) -> dict[str, list[int]]:
-        hooks = self._manager.hook
-        return {
-            name: [id(impl) for impl in getattr(hooks, name).get_hookimpls()]
-            for name in _GUARDED_HOOKS
-        }
-
-    def take(self, manager: Any) -> None:
-        snap: dict[str, dict[str, int]] = {"sys.modules": {}}
-        for name in self._names():
-            module = sys.modules[name]
-            snap["sys.modules"][name] = id(module)
-            members = snap.setdefault(name, {})
-            for attr, value in list(vars(module).items()):
-                if not callable(value):
-                    continue
-                members[attr] = id(value)
-                if isinstance(value, type) and value.__module__ == name:
-                    # Behaviour only: pytest itself keeps run state in class attributes.
-                    snap[f"{name}:{attr}"] = {
-                        k: id(v) for k, v in list(vars(value).items()) if _is_behaviour(v)
-                    }
-        self._snapshot = snap
-        self._manager = manager
-        self._plugins = frozenset(id(p) for p in manager.get_plugins())
-        self._hooks = self._hook_impls()
-
-    def broken(self) -> str | None:
-        """The first guarded name whose object changed, or None."""
-        if frozenset(id(p) for p in self._manager.get_plugins()) != self._plugins:
-            return "the set of registered pytest plugins changed"
-        if self._hook_impls() != self._hooks:
-            return "pytest hook implementations changed"
-        missing = object()
-        for owner, members in self._snapshot.items():
-            container = self._container(owner)
-            for attr, ident in members.items():
-                current = container.get(attr, missing)
-                if current is missing or id(current) != ident:
-                    return f"{owner.replace(':', '.')}.{attr} was replaced"
-        return None
-
-    @staticmethod
-    def _container(owner: str) -> dict[str, Any]:
-        if owner == "sys.modules":
-            return dict(sys.modules)
-        module_name, _, cls_name = owner.partition(":")
-        module = sys.modules.get(module_name)
-        if module is None:
-            return {}
-        if not cls_name:
-            return dict(vars(module))
-        cls = vars(module).get(cls_name)
-        return dict(vars(cls)) if isinstance(cls, type) else {}
-
-
-def _is_behaviour(value: object) -> bool:
-    return callable(value) or isinstance(value, classmethod | staticmethod | property)
-
-
 def _apply_rlimits(limits: dict[str, Any]) -> None:
     import resource
 
@@ -446,66 +344,47 @@ def _apply_rlimits(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _child(config: dict[str, Any], fd: int, token: str) -> None:
+def _child(config: dict[str, Any], fd: int, token: str, channel: tuple[int, int]) -> None:
     """Run the tests in this process and exit; never returns."""
     emitter = Emitter(fd, token)
-    hard_exit = os._exit
     try:
         _apply_rlimits(config["limits"])
         os.chdir(WORKDIR)
-        sys.path[:0] = [WORKDIR, *config["sites"]]
+        sys.path[:0] = [WORKDIR, os.path.dirname(os.path.abspath(__file__)), *config["sites"]]
         sys.dont_write_bytecode = True
-        run_pytest(config, emitter, WORKDIR)
-    except BaseException as exc:  # noqa: B036 - the candidate may raise anything
+        from _sandbox_proxy import Candidate
+
+        candidate = Candidate(channel[0], channel[1], config["module"])
+        run_pytest(config, emitter, WORKDIR, candidate)
+    except BaseException as exc:  # noqa: B036 - report whatever stopped the run
         try:
             emitter.emit("crash", error=f"{type(exc).__name__}: {exc}"[:EXCERPT_CHARS])
         except BaseException:  # noqa: B036 - the stream may already be gone
             pass
     finally:
-        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()  # type: ignore[union-attr]
-            except BaseException:  # noqa: B036 - a candidate may have replaced the stream
+                stream.flush()
+            except BaseException:  # noqa: B036 - a test may have replaced the stream
                 pass
-        # Skips candidate atexit handlers and lingering threads.
-        hard_exit(0)
+        os._exit(0)
 
 
-def run_pytest(config: dict[str, Any], emitter: Emitter, workdir: str) -> None:
-    """The check program: pytest with the streaming plugin, under coverage.
-
-    Also the unisolated baseline of ``bench/code_checks.py``, which runs exactly
-    this in a plain multiprocessing child to price the isolation.
-    """
+def run_pytest(config: dict[str, Any], emitter: Emitter, workdir: str, candidate: Any) -> None:
+    """The check program: pytest with the streaming plugin, the candidate behind a proxy."""
     import pytest
 
-    cov = None
-    if config["coverage"]:
-        import coverage
-
-        cov = coverage.Coverage(
-            data_file=None,
-            branch=True,
-            include=[os.path.join(workdir, config["module"] + ".py")],
-            config_file=False,
-        )
     if config["hypothesis"]:
         _hypothesis_profile()
-    guard = _Guard()
-    plugin = _make_plugin(emitter, guard)
+    candidate.install()
+    plugin = _make_plugin(emitter)
     args = ["-s", "--disable-plugin-autoload", "-c", os.devnull, "--rootdir", workdir]
     for name in _DISABLED_PLUGINS:
         args += ["-p", f"no:{name}"]
     args += list(config["tests"])
-    if cov is not None:
-        cov.start()
     code = pytest.main(args, plugins=[plugin])
-    if cov is not None:
-        cov.stop()
-        emitter.emit("coverage", data=_coverage_summary(cov, config["module"], workdir))
-    broken = guard.broken()
-    if broken:
-        emitter.emit("tamper", what=broken)
+    if config["coverage"]:
+        emitter.emit("coverage", data=candidate.finish())
     emitter.emit("done", exitstatus=int(code))
 
 
@@ -519,42 +398,13 @@ def _hypothesis_profile() -> None:
     settings.load_profile("jurat")
 
 
-def _coverage_summary(cov: Any, module: str, workdir: str) -> dict[str, Any]:
-    path = os.path.join(workdir, ".jurat-coverage.json")
-    try:
-        cov.json_report(outfile=path, pretty_print=False)
-        with open(path, encoding="utf-8") as handle:
-            report = json.load(handle)
-    except Exception as exc:  # coverage raises NoDataError and friends
-        return {"error": f"{type(exc).__name__}: {exc}"[:EXCERPT_CHARS]}
-    files = report.get("files", {})
-    entry = next(iter(files.values()), None)
-    if entry is None:
-        return {"error": f"{module}.py was never imported"}
-    summary = entry["summary"]
-    return {
-        "statements": summary["num_statements"],
-        "covered_lines": summary["covered_lines"],
-        "missing_lines": entry.get("missing_lines", []),
-        "branches": summary.get("num_branches", 0),
-        "covered_branches": summary.get("covered_branches", 0),
-        "partial_branches": summary.get("num_partial_branches", 0),
-        "percent": summary["percent_covered"],
-    }
-
-
-def _make_plugin(emitter: Emitter, guard: _Guard) -> object:
+def _make_plugin(emitter: Emitter) -> object:
     import pytest
 
     skip_exceptions = (pytest.skip.Exception, pytest.xfail.Exception)
 
     class JuratPlugin:
-        """Streams collection and per-phase results; checks the guard after each test."""
-
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_collection(self, session: Any) -> None:
-            # Taken before collection, i.e. before any candidate code is imported.
-            guard.take(session.config.pluginmanager)
+        """Streams collection and per-phase results."""
 
         def pytest_collectreport(self, report: Any) -> None:
             if report.failed:
@@ -594,24 +444,22 @@ def _make_plugin(emitter: Emitter, guard: _Guard) -> object:
                 when=call.when,
                 outcome=report.outcome,
                 excerpt=_excerpt(report) if report.outcome != "passed" else "",
+                raised=_raised(call),
             )
             return report
 
-        @pytest.hookimpl(wrapper=True, tryfirst=True)
-        def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
-            result = yield
-            broken = guard.broken()
-            if broken:
-                emitter.emit("tamper", what=broken)
-            return result
-
     return JuratPlugin()
+
+
+def _raised(call: Any) -> str:
+    excinfo = getattr(call, "excinfo", None)
+    return type(excinfo.value).__name__ if excinfo is not None else ""
 
 
 def _excerpt(report: Any) -> str:
     try:
         text = str(report.longreprtext)
-    except Exception:  # a sabotaged longrepr must not stop the report
+    except Exception:  # a broken longrepr must not stop the report
         return "<unavailable>"
     return text[-EXCERPT_CHARS:]
 

@@ -1,0 +1,212 @@
+"""The program that hosts the candidate inside *its own* sandbox (protocol ``jurat.sandbox/v2``).
+
+Started as ``python -I -S candidate.py --control FD --rx FD --tx FD``. It
+writes the candidate module into its private tmpfs, applies the rlimits,
+optionally starts coverage, imports the module and then answers requests
+from the trusted test process: look up a name, call a handle, a few special
+methods (``len``, ``getitem``, ``contains``, ``bool``, ``str``, ``iter``,
+``next``), and ``finish`` (coverage summary, then exit).
+
+Nothing here is trusted. This process runs contributor code that can
+replace any of it, so it holds no verdict, no test source and no secret:
+the tests live in another sandbox, and what crosses back is decoded there
+by ``_sandbox_wire.decode`` into fresh built-in objects. This file only has
+to be correct for honest candidates.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import types
+from typing import Any
+
+WORKDIR = "/work"
+MESSAGE_CHARS = 2000
+_SPECIAL = {
+    "len": len,
+    "bool": bool,
+    "str": str,
+    "iter": iter,
+    "getitem": lambda obj, key: obj[key],
+    "contains": lambda obj, key: key in obj,
+}
+
+
+def _read_config(fd: int) -> dict[str, Any]:
+    with os.fdopen(fd, "rb") as handle:
+        config: dict[str, Any] = json.loads(handle.read())
+    return config
+
+
+def _apply_rlimits(limits: dict[str, Any]) -> None:
+    import resource
+
+    cpu = int(limits["cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (int(limits["as_bytes"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["fsize_bytes"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (int(limits["nofile"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _builtin_base(cls: type) -> str:
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins" and issubclass(klass, BaseException):
+            return klass.__name__
+    return "Exception"
+
+
+class Registry:
+    """Candidate objects the trusted side holds handles to, by small integer ref."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.objects: list[Any] = [module]
+        self.refs: dict[int, int] = {id(module): 0}
+
+    def ref(self, obj: Any) -> int:
+        ref = self.refs.get(id(obj))
+        if ref is None:
+            ref = len(self.objects)
+            self.objects.append(obj)
+            self.refs[id(obj)] = ref
+        return ref
+
+    def register(self, obj: Any) -> list[Any]:
+        if isinstance(obj, types.ModuleType):
+            return ["m", self.ref(obj), str(obj.__name__)]
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return ["x", self.ref(obj), obj.__name__, _builtin_base(obj)]
+        return ["r", self.ref(obj), type(obj).__name__]
+
+    def resolve(self, wire: Any) -> Any:
+        # The trusted side only ever sends plain data and handles it was given.
+        from _sandbox_wire import Resolver, decode
+
+        objects = self.objects
+
+        class _Local(Resolver):
+            def handle(self, ref: int, type_name: str) -> Any:
+                return objects[ref]
+
+        return decode(wire, _Local())
+
+
+def _error(exc: BaseException, registry: Registry) -> dict[str, Any]:
+    try:
+        message = str(exc)[:MESSAGE_CHARS]
+    except BaseException:  # noqa: B036 - a candidate's __str__ may raise anything
+        message = "<unprintable>"
+    cls = type(exc)
+    ref = registry.ref(cls) if cls.__module__ != "builtins" else None
+    return {"type": cls.__name__, "base": _builtin_base(cls), "ref": ref, "message": message}
+
+
+def serve(rx: int, tx: int, registry: Registry, coverage: Any) -> None:
+    from _sandbox_wire import encode, read_frame, write_frame
+
+    while True:
+        try:
+            request = read_frame(rx)
+        except EOFError:
+            return
+        op = request.get("op")
+        if op == "finish":
+            write_frame(tx, {"ok": encode(_coverage_summary(coverage), registry.register)})
+            return
+        try:
+            target = registry.objects[int(request["ref"])]
+            if op == "get":
+                result = getattr(target, str(request["name"]))
+            elif op == "call":
+                args = registry.resolve(["l", *request["args"]])
+                kwargs = registry.resolve(["d", *request["kwargs"]])
+                result = target(*args, **kwargs)
+            elif op == "next":
+                try:
+                    result = next(target)
+                except StopIteration:
+                    write_frame(tx, {"stop": True})
+                    continue
+            elif op in _SPECIAL:
+                extra = [registry.resolve(a) for a in request.get("args", [])]
+                result = _SPECIAL[op](target, *extra)  # type: ignore[operator]
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+            reply = {"ok": encode(result, registry.register)}
+        except BaseException as exc:  # noqa: B036 - everything the candidate raises is data
+            reply = {"raise": _error(exc, registry)}
+        write_frame(tx, reply)
+
+
+def _coverage_summary(cov: Any) -> Any:
+    if cov is None:
+        return None
+    cov.stop()
+    path = "/tmp/.jurat-coverage.json"
+    try:
+        cov.json_report(outfile=path, pretty_print=False)
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+    except Exception as exc:  # coverage raises NoDataError and friends
+        return {"error": f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]}
+    entry = next(iter(report.get("files", {}).values()), None)
+    if entry is None:
+        return {"error": "the candidate module was never imported"}
+    summary = entry["summary"]
+    return {
+        "statements": summary["num_statements"],
+        "covered_lines": summary["covered_lines"],
+        "missing_lines": entry.get("missing_lines", []),
+        "branches": summary.get("num_branches", 0),
+        "covered_branches": summary.get("covered_branches", 0),
+        "partial_branches": summary.get("num_partial_branches", 0),
+        "percent": summary["percent_covered"],
+    }
+
+
+def main(argv: list[str]) -> int:
+    config = _read_config(int(argv[argv.index("--control") + 1]))
+    rx = int(argv[argv.index("--rx") + 1])
+    tx = int(argv[argv.index("--tx") + 1])
+    sys.path[:0] = [WORKDIR, os.path.dirname(os.path.abspath(__file__)), *config["sites"]]
+    sys.dont_write_bytecode = True
+    from _sandbox_wire import write_frame
+
+    module_name = str(config["module"])
+    path = os.path.join(WORKDIR, module_name + ".py")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(config["source"])
+    _apply_rlimits(config["limits"])
+    os.chdir(WORKDIR)
+    cov = None
+    if config["coverage"]:
+        import coverage
+
+        cov = coverage.Coverage(data_file=None, branch=True, include=[path], config_file=False)
+        cov.start()
+    try:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: B036 - an import failure is reported, not fatal here
+        registry = Registry(types.ModuleType(module_name))
+        write_frame(tx, {"import_error": _error(exc, registry)})
+        os._exit(0)
+    registry = Registry(module)
+    exported = getattr(module, "__all__", None)
+    if not (isinstance(exported, list | tuple) and all(isinstance(n, str) for n in exported)):
+        exported = [n for n in vars(module) if not n.startswith("_")]
+    write_frame(tx, {"ready": {"names": [str(n) for n in exported][:10_000]}})
+    serve(rx, tx, registry, cov)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
