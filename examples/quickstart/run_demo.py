@@ -38,9 +38,12 @@ def main() -> int:
             print(f"demo: `jurat run` on {name} failed with exit code {code}", file=sys.stderr)
             return 1
     receipt = OUT / "rubric" / "c1-canonical.sigstore.json"
-    if jurat("verify", str(receipt), "--key", str(KEYS / "jurat.pub")) != 0:
+    # --artifact: the receipt must be about this very file (its sha256 is the subject).
+    if jurat("verify", str(receipt), "--key", str(KEYS / "jurat.pub"),
+             "--artifact", "rubric/contributions/c1_canonical.py") != 0:
         print("demo: the receipt did not verify", file=sys.stderr)
         return 1
+    # With --key, replay also checks every receipt's signature (without it, it exits 4).
     if jurat("replay", LEDGER, "--key", str(KEYS / "jurat.pub")) != 0:
         print("demo: replay found a mismatch", file=sys.stderr)
         return 1
@@ -48,7 +51,8 @@ def main() -> int:
     print(f"\nreceipts:  {OUT}/{{{','.join(CAMPAIGNS)}}}/*.sigstore.json")
     print(f"ledger:    {OUT / 'jurat.db'}")
     print(f"report:    {OUT / 'report.html'}")
-    print(f"verify:    .venv/bin/jurat verify {receipt} --key {KEYS / 'jurat.pub'}")
+    print(f"verify:    .venv/bin/jurat verify {receipt} --key {KEYS / 'jurat.pub'} "
+          f"--artifact {HERE / 'rubric' / 'contributions' / 'c1_canonical.py'}")
     return 0
 
 

@@ -1,15 +1,28 @@
-"""RFC 8785 canonical JSON and sha256 digests.
+"""RFC 8785 canonical JSON, sha256 digests, and the one strict JSON parser.
 
 Every digest jurat records (artifacts, policies, judge configs, evidence
 bundles, ledger entries) is the sha256 of bytes produced here, so two
 machines always agree on it.
+
+Threat model of ``loads_strict``: its input may be written by anyone (a receipt
+handed to ``jurat verify``, a ledger row, an inclusion proof), who controls every
+byte and wants either two readers to see two documents in the same bytes or the
+reader to crash or stall (docs/receipt-format.md §2.2). So it refuses, before
+``json.loads`` runs: more than ``max_bytes``, anything but UTF-8 (a byte order
+mark, UTF-16/32, invalid sequences) and nesting deeper than ``max_depth``, measured
+by a linear scan without recursion, because Python's json decoder recurses once
+per level and would raise RecursionError; and while parsing: duplicate keys,
+NaN/Infinity, numbers that overflow a double and lone surrogates (RFC 7493 §2).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
+import operator
+import re
 from typing import Any
 
 import rfc8785
@@ -17,7 +30,22 @@ from pydantic import BaseModel
 
 from jurat.errors import ValidationError
 
-__all__ = ["canonical_json", "digest_json", "loads_strict", "sha256_digest"]
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_JSON_DEPTH",
+    "canonical_json",
+    "digest_json",
+    "loads_strict",
+    "sha256_digest",
+]
+
+#: Default size limit of ``loads_strict``: larger than any record jurat writes (a ledger
+#: entry holding a 16 MiB receipt as base64 is about 22 MiB), small enough to parse.
+MAX_JSON_BYTES = 64 * 1024 * 1024
+#: Default nesting limit of ``loads_strict``: jurat's deepest record (a receipt's
+#: statement) nests about ten levels; every recursive reader stays far from
+#: Python's recursion limit at 64.
+MAX_JSON_DEPTH = 64
 
 
 def _plain(obj: Any) -> Any:
@@ -74,13 +102,96 @@ def _finite(text: str) -> float:
     return value
 
 
-def loads_strict(data: bytes | str) -> Any:
-    """Parse one JSON document refusing duplicate keys, NaN/Infinity and overflowing numbers.
+# A JSON string, or an unterminated one running to the end of the text. Every match
+# attempt that starts at a quote succeeds, so re.sub stays linear on hostile input
+# (a pattern that could fail would be retried at every later quote: quadratic).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# Opening brackets become 2, closing ones 0: the running sum minus the count is the depth.
+_STEP = str.maketrans({"[": "\x02", "{": "\x02", "]": "\x00", "}": "\x00"})
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
-    Python's ``json`` keeps the last duplicate key and accepts NaN (FACTS.md), which would
-    let two readers see two different documents in the same bytes. Raises ValueError.
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting outside strings, without recursion (linear time).
+
+    For valid JSON this is the nesting ``json.loads`` will recurse into. For invalid
+    JSON it may differ only after the point where ``json.loads`` stops with an error.
     """
-    return json.loads(
-        data, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
+    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_STEP).encode("ascii")
+    levels = map(operator.sub, itertools.accumulate(skeleton), itertools.count(1))
+    return max(levels, default=0)
+
+
+def _text(data: bytes | bytearray | str, max_bytes: int) -> str:
+    """The document as text: size first, then strict UTF-8 with no BOM or NUL."""
+    if isinstance(data, str):
+        size = len(data) if len(data) > max_bytes else len(data.encode("utf-8", "surrogatepass"))
+    else:
+        size = len(data)
+    if size > max_bytes:
+        raise ValueError(f"{size} bytes is more than the {max_bytes}-byte limit")
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                "JSON here is UTF-8 only, never UTF-16 or UTF-32"
+            ) from None
+    if text.startswith("\ufeff"):
+        raise ValueError("starts with a byte order mark (U+FEFF); JSON here is UTF-8 without one")
+    if "\x00" in text:
+        # A raw NUL is never valid JSON; it is how UTF-16/32 text looks when read as UTF-8.
+        raise ValueError("contains a NUL character: UTF-16 or UTF-32 text is refused")
+    return text
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    # Iterative, like the depth scan: the value may be up to max_depth deep.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    "a string holds a lone surrogate escape; I-JSON (RFC 7493 §2.1) has none"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def loads_strict(
+    data: bytes | bytearray | str,
+    *,
+    max_bytes: int = MAX_JSON_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+) -> Any:
+    """Parse one JSON document strictly, within a size and a nesting limit.
+
+    Refuses, with ValueError: more than ``max_bytes`` bytes (UTF-8 bytes for a str;
+    default ``MAX_JSON_BYTES``, 64 MiB); bytes that are not UTF-8, a byte order mark,
+    NUL characters (UTF-16/32 text); nesting deeper than ``max_depth`` arrays and
+    objects (default ``MAX_JSON_DEPTH``, 64; ``[]`` is depth 1), checked before
+    parsing; duplicate keys, NaN/Infinity, numbers that overflow a double, lone
+    surrogates. Python's ``json`` alone keeps the last duplicate key and accepts NaN,
+    which would let two readers see two documents in the same bytes.
+    """
+    text = _text(data, max_bytes)
+    depth = _depth(text)
+    if depth > max_depth:
+        raise ValueError(f"nests {depth} levels deep, more than the limit of {max_depth}")
+    value = json.loads(
+        text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
         parse_float=_finite,
     )
+    if _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(value)
+    return value

@@ -48,21 +48,36 @@ def keygen(out: Annotated[Path, typer.Option("--out", help="Directory for the ke
 def verify(
     receipt: Annotated[Path, typer.Argument(help="A .sigstore.json receipt.")],
     key: Annotated[Path | None, typer.Option("--key", help="PEM public key.")] = None,
+    artifact: Annotated[Path | None, typer.Option(
+        "--artifact", help="The artifact file the receipt must be about (its sha256 is "
+        "compared with the statement's subject).")] = None,
+    artifact_digest: Annotated[str | None, typer.Option(
+        "--artifact-digest", help="sha256:<hex> the statement's subject must have.")] = None,
     checkpoint: Annotated[Path | None, typer.Option(
         "--checkpoint", help="A signed checkpoint; also checks the inclusion proof.")] = None,
 ) -> None:
-    """Verify a receipt offline: signature, subject, and re-derivation of the decision."""
+    """Verify a receipt offline in numbered steps: signature, subject, re-derivation.
+
+    The last line names the artifact the receipt is about. Exit 0 every step held,
+    1 a step failed, 3 the receipt, key or artifact could not be read.
+    """
     from jurat.receipts import verify_main
 
-    raise typer.Exit(verify_main(receipt, key, checkpoint))
+    raise typer.Exit(verify_main(
+        receipt, key, checkpoint, artifact=artifact, artifact_digest=artifact_digest))
 
 
 @app.command()
 def replay(
     ledger: Annotated[str, typer.Argument(help="Ledger URL or SQLite file path.")],
-    key: Annotated[Path | None, typer.Option("--key", help="PEM public key.")] = None,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="PEM public key: check every receipt's signature with it.")] = None,
 ) -> None:
-    """Re-derive every decision recorded in a ledger; exit 1 on any mismatch."""
+    """Re-derive every decision in a ledger and check each receipt's signature with --key.
+
+    Exit 0 all hold, 1 any failure, 3 input error, 4 every decision re-derives but no
+    signature was checked (no --key given): not a pass.
+    """
     from jurat.runner._replay import replay_main
 
     raise typer.Exit(replay_main(ledger, key))

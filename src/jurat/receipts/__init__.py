@@ -9,6 +9,8 @@ byte, in ``docs/receipt-format.md``.
 from jurat.canonical import loads_strict
 from jurat.receipts._bundle import (
     BUNDLE_MEDIA_TYPE,
+    MAX_BUNDLE_BYTES,
+    MAX_DEPTH,
     read_statement,
     receipt_digest,
     sign_payload,
@@ -31,10 +33,19 @@ from jurat.receipts._keys import (
 )
 from jurat.receipts._predicate import PREDICATE_TYPE, STATEMENT_TYPE
 from jurat.receipts._statement import build_statement, replay_fidelity_level_for
-from jurat.receipts._verify import STEPS, VerifyReport, VerifyStep, rederive, verify_bundle
+from jurat.receipts._verify import (
+    STEPS,
+    VerifyReport,
+    VerifyStep,
+    rederive,
+    rederive_bundle,
+    verify_bundle,
+)
 
 __all__ = [
     "BUNDLE_MEDIA_TYPE",
+    "MAX_BUNDLE_BYTES",
+    "MAX_DEPTH",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
@@ -60,6 +71,7 @@ __all__ = [
     "read_statement",
     "receipt_digest",
     "rederive",
+    "rederive_bundle",
     "replay_fidelity_level_for",
     "sign_payload",
     "sign_statement",

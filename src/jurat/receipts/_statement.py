@@ -24,6 +24,7 @@ from jurat.models import (
     Vote,
     policy_digest,
 )
+from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH
 from jurat.receipts._predicate import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -209,8 +210,14 @@ def build_statement(
         predicate_type=PREDICATE_TYPE,
         predicate=predicate,
     ).model_dump(mode="json", by_alias=True)
-    # Check what the verifier will see: the statement after a JSON round trip.
-    seen = loads_strict(canonical_json(statement))
+    # Check what the verifier will see: the statement after a JSON round trip, within the
+    # limits it reads receipts with (docs/receipt-format.md §2.2).
+    try:
+        seen = loads_strict(
+            canonical_json(statement), max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH
+        )
+    except ValueError as exc:
+        raise ValidationError(f"the statement exceeds what a receipt may hold: {exc}") from exc
     parsed = parse_statement(seen)
     mismatches = decision_mismatches(
         rederive_predicate(parsed.predicate), seen["predicate"]["decision"]

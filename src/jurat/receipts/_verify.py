@@ -1,15 +1,18 @@
 """Receipt verification as numbered steps. A bad receipt is a report, never an exception.
 
-1. parse envelope       Sigstore bundle v0.3 with one DSSE envelope and exactly one signature
+1. parse envelope       Sigstore bundle v0.3 with one DSSE envelope and exactly one signature,
+                        within the size, depth and encoding limits, no unknown field
 2. check payload type   ``application/vnd.in-toto+json``
 3. verify signature     ECDSA P-256/SHA-256 (or Ed25519) over PAE(payloadType, payload)
 4. parse statement      strict RFC 8785 JSON, in-toto Statement v1, the decision predicate
-5. check subject digest one subject = the predicate's artifact (= the expected digest, if given)
+5. check subject digest one subject = the predicate's artifact (= the given artifact's digest)
 6. re-run fold          ``decide(policy, gates, votes, rule=fold_rule)`` on the recorded inputs
 7. compare decision     every derived field: the decision, policy and judge digests, RF level
 
 Steps run in order and stop at the first failure: nothing after a failed signature is
-trusted enough to be worth reporting on.
+trusted enough to be worth reporting on. Every failure is a failed step, whatever the
+bytes (docs/receipt-format.md §2.2 and §7): the report is the contract, so no
+receipt can make verification raise.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from jurat.canonical import canonical_json, digest_json, loads_strict
 from jurat.errors import JuratError, VerificationError
 from jurat.models import Decision, Frozen, policy_digest
-from jurat.receipts._bundle import ParsedBundle, parse_bundle
+from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, ParsedBundle, parse_bundle
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._keys import (
     PublicKey,
@@ -67,18 +70,28 @@ class VerifyReport(Frozen):
     """The outcome of verifying one receipt."""
 
     steps: tuple[VerifyStep, ...]
-    """The steps that ran, in order; the last one failed unless ``ok``."""
+    """The steps that ran, in order; the last one failed unless every step held. Without
+    a key (``rederive_bundle``) step 3 did not run and is absent."""
     ok: bool
-    """True only when all seven steps ran and held."""
+    """True only when all seven steps ran and held (never without a key)."""
     statement: dict[str, Any] | None = None
-    """The parsed statement, once step 4 passed (signed, so worth showing)."""
+    """The parsed statement, once step 4 passed (signed, when step 3 ran)."""
     decision: Decision | None = None
     """The re-derived decision, once step 6 passed."""
+    artifact_id: str | None = None
+    """The statement's artifact id (``predicate.artifact.id``), once step 4 passed."""
+    artifact_sha256: str | None = None
+    """The statement's artifact digest (``predicate.artifact.sha256``), once step 4 passed."""
 
     @property
     def failed(self) -> VerifyStep | None:
         """The failing step, if any."""
         return next((s for s in self.steps if not s.ok), None)
+
+    @property
+    def held(self) -> bool:
+        """Every step that ran held, through step 7 (``ok`` when the signature was checked)."""
+        return self.failed is None and bool(self.steps) and self.steps[-1].number == len(STEPS)
 
 
 class _Run:
@@ -87,8 +100,7 @@ class _Run:
     def __init__(self) -> None:
         self.steps: list[VerifyStep] = []
 
-    def step(self, check: Callable[[], str]) -> bool:
-        number = len(self.steps) + 1
+    def step(self, number: int, check: Callable[[], str]) -> bool:
         name = STEPS[number - 1]
         try:
             detail = check()
@@ -97,6 +109,12 @@ class _Run:
             if isinstance(exc, VerificationError) and exc.step:
                 message = message.removeprefix(f"{exc.step}: ")
             self.steps.append(VerifyStep(number=number, name=name, ok=False, detail=message))
+            return False
+        except Exception as exc:
+            # The last guard of the contract: whatever a receipt's bytes provoke (here, a
+            # bug jurat has not met yet), it is this step failing, never a traceback.
+            detail = f"unexpected {type(exc).__name__} while checking: {exc}"
+            self.steps.append(VerifyStep(number=number, name=name, ok=False, detail=detail))
             return False
         self.steps.append(VerifyStep(number=number, name=name, ok=True, detail=detail))
         return True
@@ -113,13 +131,15 @@ def _signature(parsed: ParsedBundle, key: PublicKey) -> str:
         )
     given = public_key_hint(key)
     if not verify_bytes(key, parsed.signature, pae(parsed.payload_type, parsed.payload)):
-        named = f"; the bundle names key {parsed.hint}" if parsed.hint != given else ""
+        named = ""
+        if parsed.hint is not None and parsed.hint != given:
+            named = f"; the bundle names key {parsed.hint[:80]}"
         raise VerificationError(
             f"the signature does not verify with the given key {given}{named}", step=step
         )
     if parsed.hint is not None and parsed.hint != given:
         raise VerificationError(
-            f"the signature verifies but publicKey.hint {parsed.hint} does not name the given "
+            f"the signature verifies but publicKey.hint {parsed.hint[:80]} does not name the given "
             f"key {given}",
             step=step,
         )
@@ -145,9 +165,12 @@ def _subject(statement: Statement, expected: str | None) -> str:
         )
     if expected is not None and digest != expected.lower():
         raise VerificationError(
-            f"subject sha256 {digest} is not the expected artifact digest {expected}", step=step
+            f"the receipt is about {subject.name} sha256:{digest}, not the given artifact "
+            f"sha256:{expected.lower()}",
+            step=step,
         )
-    return f"{subject.name} sha256:{digest}"
+    same = ", the given artifact's digest" if expected is not None else ""
+    return f"{subject.name} sha256:{digest}{same}"
 
 
 def _derived_fields(statement: Statement, derived: Decision, recorded: dict[str, Any]) -> str:
@@ -196,15 +219,28 @@ def verify_bundle(
     *,
     artifact_sha256: str | None = None,
 ) -> VerifyReport:
-    """Verify a receipt with a public key (object or PEM bytes), offline.
+    """Verify a receipt with a public key (object or PEM bytes), offline: steps 1-7.
 
     Never raises for a bad receipt: the report names the failing step. Raises ConfigError
     only for PEM bytes that are not a usable public key. ``artifact_sha256``, when given,
-    must be the subject's digest.
+    must be the subject's digest (step 5).
     """
+    key = public_key_from_pem(public_key) if isinstance(public_key, bytes) else public_key
+    return _verify(bundle_bytes, key, artifact_sha256)
+
+
+def rederive_bundle(bundle_bytes: bytes, *, artifact_sha256: str | None = None) -> VerifyReport:
+    """Steps 1, 2 and 4-7 without a key: the decision re-derives, nobody is shown to sign it.
+
+    For ``jurat replay`` without ``--key``. Step 3 does not run, so the report is never
+    ``ok``; ``held`` says whether every other step held. Never raises for a bad receipt.
+    """
+    return _verify(bundle_bytes, None, artifact_sha256)
+
+
+def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) -> VerifyReport:
     run = _Run()
     state: dict[str, Any] = {}
-    key = public_key_from_pem(public_key) if isinstance(public_key, bytes) else public_key
 
     def envelope() -> str:
         state["bundle"] = b = parse_bundle(bundle_bytes)
@@ -216,21 +252,29 @@ def verify_bundle(
     def payload_type() -> str:
         got = state["bundle"].payload_type
         if got != PAYLOAD_TYPE:
-            raise VerificationError(f"payloadType {got!r} is not {PAYLOAD_TYPE}", step=STEPS[1])
+            raise VerificationError(
+                f"payloadType {got[:80]!r} is not {PAYLOAD_TYPE}", step=STEPS[1]
+            )
         return PAYLOAD_TYPE
+
+    def signature() -> str:
+        if key is None:  # not reached: step 3 runs only with a key
+            raise VerificationError("no public key was given", step=STEPS[2])
+        return _signature(state["bundle"], key)
 
     def statement() -> str:
         payload = state["bundle"].payload
         try:
-            doc = loads_strict(payload)
-        except (ValueError, UnicodeDecodeError) as exc:
+            doc = loads_strict(payload, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH)
+        except ValueError as exc:
             raise VerificationError(
                 f"the payload is not strict JSON: {exc}", step=STEPS[3]
             ) from exc
         if canonical_json(doc) != payload:
             raise VerificationError("the payload is not RFC 8785 canonical JSON", step=STEPS[3])
-        state["statement"] = parse_statement(doc)
+        state["statement"] = parsed = parse_statement(doc)
         state["doc"] = doc
+        state["artifact"] = parsed.predicate.artifact
         return "in-toto Statement v1, predicate https://jurat.dev/decision/v1, normal form"
 
     def rerun() -> str:
@@ -238,23 +282,27 @@ def verify_bundle(
         return _summary(state["derived"])
 
     ok = (
-        run.step(envelope)
-        and run.step(payload_type)
-        and run.step(lambda: _signature(state["bundle"], key))
-        and run.step(statement)
-        and run.step(lambda: _subject(state["statement"], artifact_sha256))
-        and run.step(rerun)
+        run.step(1, envelope)
+        and run.step(2, payload_type)
+        and (key is None or run.step(3, signature))
+        and run.step(4, statement)
+        and run.step(5, lambda: _subject(state["statement"], expected))
+        and run.step(6, rerun)
         and run.step(
+            7,
             lambda: _derived_fields(
                 state["statement"], state["derived"], state["doc"]["predicate"]["decision"]
-            )
+            ),
         )
     )
+    artifact = state.get("artifact")
     return VerifyReport(
         steps=tuple(run.steps),
-        ok=bool(ok),
+        ok=bool(ok) and key is not None,
         statement=state.get("doc"),
         decision=state.get("derived"),
+        artifact_id=artifact.id if artifact is not None else None,
+        artifact_sha256=artifact.sha256 if artifact is not None else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""`jurat run` and `jurat replay`: what the CLI calls, returning exit codes."""
+"""`jurat run`: what the CLI calls, returning exit codes (`jurat replay` is in ``_replay``)."""
 
 from __future__ import annotations
 
