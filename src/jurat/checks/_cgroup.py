@@ -1,7 +1,7 @@
 """One cgroup (v1, ``pids`` + ``memory``) per sandboxed run.
 
-Measured on the reference machine (docs/design.md, "The code sandbox"): as uid 0, ``RLIMIT_NPROC`` is
-not enforced even inside bwrap's user namespace, so process and memory
+Measured on the reference machine (docs/design.md, "The code sandbox"): as
+uid 0, ``RLIMIT_NPROC`` is not enforced even inside bwrap's user namespace, so process and memory
 limits come from these controllers. Each run gets a fresh group under the
 caller's own group (so any limit already placed on the caller still applies),
 the sandbox's first process joins it before exec'ing bwrap, and the whole

@@ -154,6 +154,11 @@ class _Side(Frozen):
     fds: dict[str, int]
     """Command-line flag -> descriptor passed into the sandbox."""
 
+    @property
+    def module(self) -> str:
+        """The program's module name."""
+        return self.program.removesuffix(".py")
+
 
 def _bwrap_argv(rt: Runtime, limits: Limits, side: _Side) -> list[str]:
     tmpfs = str(limits.tmpfs_mb * 1024 * 1024)
@@ -209,7 +214,12 @@ def _bwrap_argv(rt: Runtime, limits: Limits, side: _Side) -> list[str]:
     }
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    argv += ["--", f"{_PY_DIR}/{rt.python_exe}", "-I", "-S", f"{_PROGRAMS}/{side.program}"]
+    # ``-I`` keeps the program's own directory off sys.path; the bootstrap puts it back.
+    bootstrap = (
+        f"import sys; sys.path[:0] = [{_PROGRAMS!r}]; import {side.module}; "
+        f"sys.exit({side.module}.main(sys.argv))"
+    )
+    argv += ["--", f"{_PY_DIR}/{rt.python_exe}", "-I", "-S", "-c", bootstrap]
     for flag, fd in side.fds.items():
         argv += [flag, str(fd)]
     return argv

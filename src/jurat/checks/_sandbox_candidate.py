@@ -1,6 +1,6 @@
 """The program that hosts the candidate inside *its own* sandbox (protocol ``jurat.sandbox/v2``).
 
-Started as ``python -I -S candidate.py --control FD --rx FD --tx FD``. It
+Started by the bootstrap in ``_sandbox.py`` with ``--control FD --rx FD --tx FD``. It
 writes the candidate module into its private tmpfs, applies the rlimits,
 optionally starts coverage, imports the module and then answers requests
 from the trusted test process: look up a name, call a handle, a few special
@@ -21,7 +21,13 @@ import json
 import os
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# In the sandbox the programs sit side by side in /opt/jurat, without the jurat package.
+if TYPE_CHECKING:
+    from jurat.checks._sandbox_wire import Resolver, decode, encode, read_frame, write_frame
+else:
+    from _sandbox_wire import Resolver, decode, encode, read_frame, write_frame
 
 WORKDIR = "/work"
 MESSAGE_CHARS = 2000
@@ -83,8 +89,6 @@ class Registry:
 
     def resolve(self, wire: Any) -> Any:
         # The trusted side only ever sends plain data and handles it was given.
-        from _sandbox_wire import Resolver, decode
-
         objects = self.objects
 
         class _Local(Resolver):
@@ -105,7 +109,7 @@ def _error(exc: BaseException, registry: Registry) -> dict[str, Any]:
 
 
 def serve(rx: int, tx: int, registry: Registry, coverage: Any) -> None:
-    from _sandbox_wire import encode, read_frame, write_frame
+    """Answer the trusted side's requests until it finishes or goes away."""
 
     while True:
         try:
@@ -171,9 +175,8 @@ def main(argv: list[str]) -> int:
     config = _read_config(int(argv[argv.index("--control") + 1]))
     rx = int(argv[argv.index("--rx") + 1])
     tx = int(argv[argv.index("--tx") + 1])
-    sys.path[:0] = [WORKDIR, os.path.dirname(os.path.abspath(__file__)), *config["sites"]]
+    sys.path[:0] = [WORKDIR, *config["sites"]]
     sys.dont_write_bytecode = True
-    from _sandbox_wire import write_frame
 
     module_name = str(config["module"])
     path = os.path.join(WORKDIR, module_name + ".py")
@@ -206,7 +209,3 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -24,9 +24,20 @@ import builtins
 import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from _sandbox_wire import Resolver, WireError, decode, encode, read_frame, write_frame
+# In the sandbox the programs sit side by side without the jurat package.
+if TYPE_CHECKING:
+    from jurat.checks._sandbox_wire import (
+        Resolver,
+        WireError,
+        decode,
+        encode,
+        read_frame,
+        write_frame,
+    )
+else:
+    from _sandbox_wire import Resolver, WireError, decode, encode, read_frame, write_frame
 
 __all__ = ["Candidate", "CandidateError", "Remote"]
 
@@ -102,9 +113,7 @@ class Remote:
 def _local_only(name: str) -> bool:
     # Dunder and pytest probes (``__test__``, ``pytestmark``, ``__code__``) are answered
     # here, so introspection by pytest or inspect never reaches the candidate.
-    return (name.startswith("__") and name.endswith("__")) or name.startswith(
-        ("_pytest", "pytest")
-    )
+    return (name.startswith("__") and name.endswith("__")) or name.startswith(("_pytest", "pytest"))
 
 
 class ProxyModule(types.ModuleType):

@@ -1,6 +1,6 @@
 """The trusted test program, run inside the *tests* sandbox (protocol ``jurat.sandbox/v2``).
 
-Started as ``python -I -S tests.py --control FD --result FD --rx FD --tx FD``.
+Started by the bootstrap in ``_sandbox.py`` with ``--control FD --result FD --rx FD --tx FD``.
 No candidate code ever runs in this process or this sandbox: the candidate
 lives in a second sandbox (``_sandbox_candidate.py``) and is reached only
 through the pipe pair ``--tx``/``--rx``, over which only plain data crosses
@@ -32,7 +32,7 @@ import os
 import select
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 PROTOCOL = "jurat.sandbox/v2"
 WORKDIR = "/work"
@@ -57,7 +57,6 @@ _DISABLED_PLUGINS = (
     "setupplan",
     "lsof",
 )
-
 
 
 # --------------------------------------------------------------------------- supervisor
@@ -350,9 +349,12 @@ def _child(config: dict[str, Any], fd: int, token: str, channel: tuple[int, int]
     try:
         _apply_rlimits(config["limits"])
         os.chdir(WORKDIR)
-        sys.path[:0] = [WORKDIR, os.path.dirname(os.path.abspath(__file__)), *config["sites"]]
+        sys.path[:0] = [WORKDIR, *config["sites"]]
         sys.dont_write_bytecode = True
-        from _sandbox_proxy import Candidate
+        if TYPE_CHECKING:
+            from jurat.checks._sandbox_proxy import Candidate
+        else:
+            from _sandbox_proxy import Candidate
 
         candidate = Candidate(channel[0], channel[1], config["module"])
         run_pytest(config, emitter, WORKDIR, candidate)
@@ -462,7 +464,3 @@ def _excerpt(report: Any) -> str:
     except Exception:  # a broken longrepr must not stop the report
         return "<unavailable>"
     return text[-EXCERPT_CHARS:]
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

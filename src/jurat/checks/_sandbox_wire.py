@@ -270,9 +270,4 @@ def _decode_bytes(rest: list[Any]) -> bytes:
 
 
 def _is_exception_ref(rest: list[Any]) -> bool:
-    return (
-        len(rest) == 3
-        and type(rest[0]) is int
-        and type(rest[1]) is str
-        and type(rest[2]) is str
-    )
+    return len(rest) == 3 and type(rest[0]) is int and type(rest[1]) is str and type(rest[2]) is str
