@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from jurat.canonical import sha256_digest
 from jurat.checks import (
     AnswerCheck,
     Extracted,
@@ -236,13 +237,53 @@ def test_to_gate_maps_to_the_equivalence_gate() -> None:
         "math-verify",
         tool_version,
     )
-    assert same.data["a_value"] == "72" and same.data["b_value"] == "72"
+    assert same.data["a_value"] == "72" and same.data["reference"] == "b"
+    assert same.data["reference_sha256"] == sha256_digest(r"\boxed{72}")
     assert same.data["rule"] == "jurat.answers/v1" and same.data["method"] == "equal"
     assert same.data["a_answer"]["anchor"] == "####"
+    assert "b_value" not in same.data and "b_answer" not in same.data
     assert deterministic_equivalence("72", "27").to_gate().outcome == "fail"
     skip = deterministic_equivalence("seventy-two", "72").to_gate()
     assert skip.outcome == "skip" and skip.data["a_value"] is None and skip.detail
-    assert skip.data["a_answer"] is None
+    assert skip.data["a_answer"] is None and skip.data["method"] == "no-final-answer"
+    # Without a reference (b is another candidate), the gate shows both readings.
+    both = deterministic_equivalence("#### 72", r"\boxed{72}").to_gate(reference=False)
+    assert both.data["b_value"] == "72" and both.data["b_answer"]["anchor"] == "boxed"
+    assert both.data["reference"] == "none" and both.detail == "a '72' = 72, b '72' = 72: equal"
+    assert same.detail == "a '72' = 72: equal to the reference"
+
+
+# Pairs whose reason for staying open describes b; with b as the reference the gate must say
+# nothing of it but the comparison outcome (docs/receipt-format.md, "Reference material").
+REFERENCE_PAIRS = [
+    ("#### 26", "A: 73,829,146", "different", ("73,829,146", "73829146")),
+    ("#### 73829146", "A: 73,829,146", "equal", ("73,829,146",)),
+    ("0.33", "A: 1/3", "not-settled", ("1/3", "rounding")),
+    ("1,234", "A: 1.234", "not-settled", ("1.234", "swap", "separator")),
+    ("50%", "A: 50", "not-settled", ("percent-ambiguous", "percent on one side")),
+    ("$5", "A: €5", "not-settled", ("€", "unit-mismatch", "different units")),
+    ("#### 12", "The answer is 64,213,579 or 64,213,580.", "not-settled", ("64,213", "64213")),
+    ("seventy-two", "A: 73,829,146", "no-final-answer", ("73,829,146", "73829146")),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "method", "secret"), REFERENCE_PAIRS)
+def test_reference_gate_says_nothing_of_b_but_the_outcome(
+    a: str, b: str, method: str, secret: tuple[str, ...]
+) -> None:
+    check = deterministic_equivalence(a, b)
+    gate = check.to_gate()
+    assert gate.data["method"] == method
+    assert gate.data["reference_sha256"] == sha256_digest(b)
+    shown = json.dumps(gate.model_dump(mode="json"), ensure_ascii=False)
+    for token in secret:
+        assert token not in shown, (token, shown)
+    # The fold reads outcome and tool only: the same as the unredacted gate's.
+    full = check.to_gate(reference=False)
+    assert (gate.outcome, gate.tool) == (full.outcome, full.tool)
+    assert any(
+        token in json.dumps(full.model_dump(mode="json"), ensure_ascii=False) for token in secret
+    )  # the tokens are what an unredacted gate would show
 
 
 def test_records_are_frozen_and_documented() -> None:

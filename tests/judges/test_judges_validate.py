@@ -158,16 +158,22 @@ def test_criterion_refusals(text: str, kind: str) -> None:
 
 def test_equivalence_line_format() -> None:
     text = "DECISION: EQUIVALENT\nREASON: both are 200\nNUMERIC_A: 200\nNUMERIC_B: \\boxed{200}\n"
-    assert check("equivalence", text) == {
+    assert check("equivalence", text, reference=False) == {
         "decision": "EQUIVALENT",
         "reason": "both are 200",
         "numeric_a": "200",
         "numeric_b": "\\boxed{200}",
+        "numeric_agree": True,
     }
     crlf = "DECISION: ABSTAIN\r\nREASON: B is empty\r\nNUMERIC_A: 3\r\nNUMERIC_B: NULL"
-    assert check("equivalence", crlf)["numeric_b"] is None
+    assert check("equivalence", crlf, reference=False)["numeric_b"] is None
     as_json = '{"decision": "DIFFERENT", "reason": "r", "numeric_a": 1, "numeric_b": "2"}'
-    assert check("equivalence", as_json)["numeric_a"] == "1"
+    assert check("equivalence", as_json, reference=False)["numeric_a"] == "1"
+    # b is the reference by default: only the decision and whether the judge's two numbers
+    # agree are recorded, never its reason or its reading of b.
+    assert check("equivalence", text) == {"decision": "EQUIVALENT", "numeric_agree": True}
+    assert check("equivalence", crlf) == {"decision": "ABSTAIN", "numeric_agree": None}
+    assert check("equivalence", as_json) == {"decision": "DIFFERENT", "numeric_agree": False}
 
 
 @pytest.mark.parametrize(

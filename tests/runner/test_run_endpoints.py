@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from jurat.receipts import read_statement
 from tests.support.fake_openai import FakeOpenAI, echo_judge
 
@@ -38,11 +40,11 @@ text = "def f():\\n    return 1\\n"
 """
 
 
-def _run(tmp: Path, campaign: Path) -> tuple[int, str]:
+def _run(tmp: Path, campaign: Path, **env: str) -> tuple[int, str]:
     key, _ = keys(tmp)
     r = jurat("run", str(campaign), "--out", str(tmp / "out"), "--ledger",
               f"sqlite:///{tmp / 'l.db'}", "--key", str(key), "--quiet", cwd=tmp,
-              env={"FAKE_KEY": "sk-test"})
+              env={"FAKE_KEY": "sk-test", **env})
     return r.returncode, r.stdout + r.stderr
 
 
@@ -56,6 +58,77 @@ def test_judge_outside_allowed_destinations_is_refused_before_any_request(tmp_pa
         assert "allowed_destinations" in out and server.url.rstrip("/") in out
         assert server.requests == 0
     assert entries(tmp_path / "l.db") == []
+
+
+def test_destinations_compare_scheme_host_and_port_loosely_paths_exactly(tmp_path: Path
+                                                                          ) -> None:
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = tmp_path / "c.toml"
+        spelled = f"HTTP://127.0.0.1:{server.port}/v1/"
+        campaign.write_text(RUBRIC.format(url=server.url, allowed=f'"{spelled}"'))
+        code, out = _run(tmp_path, campaign)
+        assert code == 0, out
+        assert server.requests == 3
+        # Intake once lower-cased paths and the engine did not: a late refusal, exit 1, a
+        # ledger written. Now one rule refuses it at intake.
+        (tmp_path / "l.db").unlink()
+        campaign.write_text(RUBRIC.format(url=server.url, allowed=f'"{server.url.upper()}"'))
+        code, out = _run(tmp_path, campaign)
+        assert code == 3, out
+        assert "allowed_destinations" in out and "judges[0].base_url" in out
+        assert server.requests == 3
+    assert entries(tmp_path / "l.db") == []
+
+
+ENV_CAMPAIGN = """\
+[campaign]
+id = "env"
+kind = "rubric"
+risk_tier = {{ votes = 1, min_agreement = 1.0 }}
+allowed_destinations = ["{allowed}"]
+
+[rubric]
+version = "r/1"
+threshold = 0.5
+criteria = [{{ id = "correctness", weight = 1.0 }}]
+
+[[judges]]
+id = "remote"
+provider = "{provider}"
+model = "fake-judge"
+api_key_env = "FAKE_KEY"
+samples = 1
+timeout_s = 5
+
+[[artifacts]]
+id = "a1"
+text = "def f():\\n    return 1\\n"
+"""
+
+
+@pytest.mark.parametrize(("provider", "env", "attr"), [
+    ("anthropic", "ANTHROPIC_BASE_URL", "root"),
+    ("openai-compat", "OPENAI_BASE_URL", "url"),
+])
+def test_a_base_url_variable_cannot_point_a_judge_at_an_allowed_address(
+    tmp_path: Path, provider: str, env: str, attr: str
+) -> None:
+    """The variable names an allowed address, but the judge does not: nothing is sent."""
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        address = getattr(server, attr)
+        campaign = tmp_path / "c.toml"
+        campaign.write_text(ENV_CAMPAIGN.format(allowed=address, provider=provider))
+        code, out = _run(tmp_path, campaign, **{env: address})
+        assert code == 3, out
+        assert "base-URL environment variables are never read" in " ".join(out.split())
+        assert server.requests == 0
+        assert entries(tmp_path / "l.db") == []
+        # Configured explicitly, the same address is used.
+        campaign.write_text(ENV_CAMPAIGN.format(allowed=address, provider=provider).replace(
+            'model = "fake-judge"', f'model = "fake-judge"\nbase_url = "{address}"'))
+        code, out = _run(tmp_path, campaign, **{env: address})
+        assert code == 0, out
+        assert server.requests == 1
 
 
 def test_openai_compatible_judge_end_to_end(tmp_path: Path) -> None:

@@ -13,14 +13,20 @@ settled only when
    different units on both sides leave the pair to the judge.
 
 ``invariance_verdict`` folds many pairs' outcomes into seed 002's statistical verdict.
+
+The gate a receipt records (``AnswerCheck.to_gate``) treats ``b`` as reference material by
+default (docs/receipt-format.md, "Reference material"): it records ``a``'s reading, the
+comparison outcome and the sha256 of ``b``, never ``b``'s text, reading or anything the
+comparison learned about it beyond equal / different / not settled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
+from jurat.canonical import sha256_digest
 from jurat.checks._answers import Answer, Extracted, extract_answer
 from jurat.checks._mathverify import math_verify_equal, math_verify_version
 from jurat.errors import FoldInputError
@@ -33,6 +39,7 @@ __all__ = [
     "InvarianceVerdict",
     "deterministic_equivalence",
     "invariance_verdict",
+    "same_number",
 ]
 
 EQUIVALENCE_RULE = "jurat.answers/v1"
@@ -70,29 +77,69 @@ class AnswerCheck(Frozen):
     """The full extraction of ``a``."""
     b_answer: Extracted | None = None
     """The full extraction of ``b``."""
+    a_reason: str | None = None
+    """Why no final answer was extracted from ``a``; ``None`` when one was."""
+    b_sha256: str = ""
+    """sha256 of ``b``'s UTF-8 bytes, the digest the pair's artifact digest is built from."""
 
-    def to_gate(self) -> GateOutcome:
-        """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip."""
+    def to_gate(self, *, reference: bool = True) -> GateOutcome:
+        """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip.
+
+        With ``reference`` (the default: ``b`` is the gold answer), the gate records ``a``'s
+        reading, the comparison outcome and ``b_sha256`` only; ``detail`` and ``data`` then
+        hold nothing read from ``b``. The fold reads only ``outcome`` and ``tool``.
+        """
         outcome: Literal["pass", "fail", "skip"]
         if not self.settled:
             outcome = "skip"
         else:
             outcome = "pass" if self.equivalent else "fail"
+        a_answer = None if self.a_answer is None else self.a_answer.model_dump()
+        if reference:
+            detail, method = self._reference_detail()
+            data: dict[str, Any] = {
+                "rule": EQUIVALENCE_RULE,
+                "method": method,
+                "a_value": self.a_value,
+                "a_answer": a_answer,
+                "reference": "b",
+                "reference_sha256": self.b_sha256,
+            }
+        else:
+            detail = self.detail
+            data = {
+                "rule": EQUIVALENCE_RULE,
+                "method": self.method,
+                "a_value": self.a_value,
+                "b_value": self.b_value,
+                "a_answer": a_answer,
+                "b_answer": None if self.b_answer is None else self.b_answer.model_dump(),
+                "reference": "none",
+            }
         return GateOutcome(
             id=DETERMINISTIC_EQUIVALENCE_GATE,
             outcome=outcome,
             tool="math-verify",
             tool_version=math_verify_version(),
-            detail=self.detail,
-            data={
-                "rule": EQUIVALENCE_RULE,
-                "method": self.method,
-                "a_value": self.a_value,
-                "b_value": self.b_value,
-                "a_answer": None if self.a_answer is None else self.a_answer.model_dump(),
-                "b_answer": None if self.b_answer is None else self.b_answer.model_dump(),
-            },
+            detail=detail,
+            data=data,
         )
+
+    def _reference_detail(self) -> tuple[str, str]:
+        """``detail`` and ``method`` that say nothing about ``b`` but the comparison outcome.
+
+        Why an unsettled pair was left open can describe ``b`` ("one may be a rounding of the
+        other", "equal if ',' and '.' swap roles", ``b``'s unreadable span), so only a failure
+        to read ``a`` is named; every other open reason is ``not-settled``.
+        """
+        if self.a_answer is None:
+            return f"a: {self.a_reason}; left to the judge", "no-final-answer"
+        shown = f"a {self.a_answer.text!r} = {self.a_answer.value}"
+        if not self.settled:
+            return f"{shown}; not settled against the reference, left to the judge", "not-settled"
+        if self.equivalent:
+            return f"{shown}: equal to the reference", "equal"
+        return f"{shown}: different from the reference", "different"
 
 
 class InvarianceVerdict(Frozen):
@@ -160,6 +207,9 @@ def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
     ea = None if isinstance(ra, str) else ra.extracted
     eb = None if isinstance(rb, str) else rb.extracted
 
+    a_reason = ra if isinstance(ra, str) else None
+    b_sha256 = sha256_digest(b)
+
     def open_(method: Method, detail: str) -> AnswerCheck:
         return AnswerCheck(
             settled=False,
@@ -170,6 +220,8 @@ def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
             detail=detail,
             a_answer=ea,
             b_answer=eb,
+            a_reason=a_reason,
+            b_sha256=b_sha256,
         )
 
     if isinstance(ra, str) or isinstance(rb, str):
@@ -216,4 +268,16 @@ def deterministic_equivalence(a: str, b: str) -> AnswerCheck:
         detail=f"{shown}: {'equal' if exact else 'different'}",
         a_answer=ea,
         b_answer=eb,
+        b_sha256=b_sha256,
     )
+
+
+def same_number(x: str | None, y: str | None) -> bool | None:
+    """Whether two written numbers (e.g. a judge's NUMERIC_A and NUMERIC_B) are one value.
+
+    Read by the same conservative pass as answers: ``None`` when either is missing or the
+    pass would not settle them.
+    """
+    if x is None or y is None:
+        return None
+    return deterministic_equivalence(x, y).equivalent

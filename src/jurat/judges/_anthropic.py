@@ -3,6 +3,11 @@
 The tool's ``input_schema`` is the provider-facing schema; the tool call's input is read
 from the raw response body with the same strict parser as every answer (duplicate keys in
 it are refused before any model of the SDK could keep the last one), then validated.
+
+The SDK is always given the base URL jurat resolved and checked (judges/_destinations.py:
+the configured ``base_url``, else ``https://api.anthropic.com``), never None: given None,
+the SDK would read ``ANTHROPIC_BASE_URL`` (or a profile's URL) and send the artifact and
+the key wherever that points, after the campaign allowed only "anthropic".
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 from typing import Any
 
 from jurat.errors import DependencyError
+from jurat.judges._destinations import endpoint
 from jurat.judges._http import SDKJudge, load_envelope, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse
 from jurat.models import JudgeConfig
@@ -68,7 +74,7 @@ class AnthropicJudge(SDKJudge):
 
     def __init__(self, config: JudgeConfig) -> None:
         _import_anthropic()  # a missing optional SDK is a configuration error, found early
-        super().__init__(config, config.base_url)
+        super().__init__(config, endpoint(config))
 
     def _sdk(self) -> Any:
         return _import_anthropic()

@@ -24,12 +24,12 @@ from typing import Any
 
 from jurat.errors import (
     ConfigError,
-    DestinationError,
     JudgeOutputError,
     JuratError,
     TransportError,
 )
 from jurat.fold import canonical_preference
+from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
 from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
 from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
@@ -59,8 +59,6 @@ __all__ = ["Engine", "complete_text", "default_engine", "run_samples"]
 
 OnVote = Callable[[Vote], Awaitable[None] | None]
 OnRetry = Callable[[str, int, str], Awaitable[None] | None]
-
-_LOCAL = ("sim", "replay")
 
 
 def _label(vote: Vote, kind: str) -> str:
@@ -171,20 +169,19 @@ class Engine:
         return base * (0.5 + self._rng.random() / 2)  # jitter spreads a panel's retries
 
     def _check(self, policy: Policy, kinds: set[CallKind]) -> None:
-        """Before any request: keys present, kinds supported, destinations allowed (seed 000)."""
-        allowed = {d.rstrip("/") for d in policy.allowed_destinations}
+        """Before any request: destinations allowed (seed 000), keys present, kinds supported.
+
+        The destination rule is intake's (judges/_destinations.py), applied again here for
+        callers that reach the engine without intake; destinations come first, so that no
+        adapter is even built for a judge that may not be used.
+        """
+        check_destinations(policy)
         for config in policy.judges:
             judge = self.judge(config)
             judge.preflight()
             for kind in kinds:
                 if not judge.supports(kind):
                     raise ConfigError(f"judge {config.id} ({config.provider}) cannot judge {kind}")
-            remote = config.provider not in _LOCAL and not config.provider.startswith("stub:")
-            if remote and config.destination not in allowed:
-                raise DestinationError(
-                    f"judge {config.id} would send content to {config.destination}, which is not "
-                    f"in allowed_destinations {sorted(allowed)}"
-                )
 
     async def _attempts(
         self,

@@ -12,6 +12,10 @@ timeouts) with a body jurat serialises itself and the raw response body jurat pa
 itself: the typed ``create()`` path spends more CPU rebuilding the request dictionaries and
 the response model than the whole validation costs (bench/orchestration.py), and the raw
 body is needed anyway to refuse duplicate keys.
+
+The SDK is always given the base URL jurat resolved and checked (judges/_destinations.py:
+the configured ``base_url``, else ``https://api.openai.com/v1``), never None, so that
+``OPENAI_BASE_URL`` in the environment cannot send content elsewhere.
 """
 
 from __future__ import annotations
@@ -20,14 +24,12 @@ import json
 from typing import Any
 
 from jurat.errors import ConfigError, DependencyError
+from jurat.judges._destinations import endpoint
 from jurat.judges._http import SDKJudge, load_envelope, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import JudgeConfig
 
 __all__ = ["OpenAICompatJudge", "parse_chat_completion"]
-
-_DEFAULT_BASE = "https://api.openai.com/v1"
-
 
 def _import_openai() -> Any:
     try:
@@ -80,7 +82,7 @@ class OpenAICompatJudge(SDKJudge):
     _path = "/chat/completions"
 
     def __init__(self, config: JudgeConfig) -> None:
-        super().__init__(config, (config.base_url or _DEFAULT_BASE).rstrip("/"))
+        super().__init__(config, endpoint(config))
         self._structured = config.structured_output
 
     def _sdk(self) -> Any:

@@ -192,8 +192,15 @@ def _check_single_preference(answer: dict[str, Any]) -> None:
         )
 
 
-def _equivalence(text: str) -> dict[str, Any]:
-    """Seed 002 §4: DECISION / REASON / NUMERIC_A / NUMERIC_B, one per line, nothing else."""
+def _equivalence(text: str, *, reference: bool) -> dict[str, Any]:
+    """Seed 002 §4: DECISION / REASON / NUMERIC_A / NUMERIC_B, one per line, nothing else.
+
+    All four fields are parsed and checked; what is returned (and so recorded in the vote) is
+    ``decision`` and ``numeric_agree``, plus, only when ``b`` is not reference material,
+    ``reason``, ``numeric_a`` and ``numeric_b``. The judge has read ``b``, and anything it
+    writes may quote it ("A gives 200 but B gives 40") or be steered by ``a`` into doing so;
+    a receipt is contributor-visible (docs/receipt-format.md, "Reference material").
+    """
     if len(text.encode("utf-8", "surrogatepass")) > MAX_ANSWER_BYTES:
         raise JudgeOutputError("answer exceeds the size limit", kind="oversized")
     if text.lstrip().startswith("{"):
@@ -229,11 +236,18 @@ def _equivalence(text: str) -> dict[str, Any]:
     def number(value: str | None) -> str | None:
         return None if value is None or value.upper() in ("NULL", "") else value
 
+    from jurat.checks._equivalence import same_number  # math-verify: only for this kind
+
+    numeric_a, numeric_b = number(fields["NUMERIC_A"]), number(fields["NUMERIC_B"])
+    agree = same_number(numeric_a, numeric_b)
+    if reference:
+        return {"decision": decision, "numeric_agree": agree}
     return {
         "decision": decision,
         "reason": fields["REASON"] or "",
-        "numeric_a": number(fields["NUMERIC_A"]),
-        "numeric_b": number(fields["NUMERIC_B"]),
+        "numeric_a": numeric_a,
+        "numeric_b": numeric_b,
+        "numeric_agree": agree,
     }
 
 
@@ -245,17 +259,21 @@ def validate_answer(
     bundle_size: int,
     gates: Sequence[GateOutcome] = (),
     hard_gates: Sequence[str] = (),
+    reference: bool = True,
 ) -> dict[str, Any]:
-    """Parse and validate one answer of ``kind``; return it exactly as the judge gave it.
+    """Parse and validate one answer of ``kind``; return it as the vote records it.
 
     Kinds: ``rubric`` and ``pairwise`` (ARCV Judge Decision v1), ``criterion`` (alias
     ``criteria``; the binary answer) and ``equivalence`` (seed 002's line format or the same
-    four fields as JSON). Raises JudgeOutputError with the named kind.
+    four fields as JSON). Every kind but equivalence is returned exactly as the judge gave
+    it; an equivalence answer keeps only ``decision`` and ``numeric_agree`` while
+    ``reference`` (``b`` is the gold answer, the default) holds. Raises JudgeOutputError
+    with the named kind.
     """
     if kind not in _KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; use one of {sorted(_KINDS)}")
     if kind == "equivalence":
-        return _equivalence(text)
+        return _equivalence(text, reference=reference)
     answer = strict_loads(text)
     if kind in ("criterion", "criteria"):
         _schema_check("criterion", answer)
@@ -277,8 +295,11 @@ def interpret(
     bundle_size: int,
     gates: Sequence[GateOutcome] = (),
     hard_gates: Sequence[str] = (),
+    reference: bool = True,
 ) -> dict[str, Any]:
     """Turn a provider response into a validated answer, or raise with the named kind.
+
+    ``reference``: as in ``validate_answer`` (equivalence only).
 
     Envelope problems come first: a refusal is ``refused`` even if text came with it, and a
     response cut at the token limit is ``truncated`` even if it happens to parse.
@@ -298,4 +319,5 @@ def interpret(
         bundle_size=bundle_size,
         gates=gates,
         hard_gates=hard_gates,
+        reference=reference,
     )

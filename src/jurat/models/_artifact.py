@@ -4,6 +4,31 @@ from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
 
+_MIB = 1024 * 1024
+
+#: Default cap on one artifact: a file, inline text, one part of a pair, or an input. The
+#: largest judge context windows hold about a million tokens, roughly 4 MiB of text, so a
+#: larger artifact cannot be judged whole anyway.
+MAX_ARTIFACT_BYTES = 4 * _MIB
+#: Hard ceiling a campaign may raise ``[intake] max_artifact_bytes`` to.
+ARTIFACT_BYTES_CEILING = 32 * _MIB
+#: Default cap on one test file (``[checks.python] tests`` or an artifact's ``tests``).
+MAX_TESTS_BYTES = 1 * _MIB
+#: Hard ceiling a campaign may raise ``[intake] max_tests_bytes`` to.
+TESTS_BYTES_CEILING = 8 * _MIB
+
+
+class IntakeLimits(Frozen):
+    """The ``[intake]`` table: the most intake reads of any one input (docs/campaign-format.md).
+
+    Intake reads no more than the cap plus one byte of a file and refuses what is larger.
+    """
+
+    max_artifact_bytes: int = Field(MAX_ARTIFACT_BYTES, ge=1, le=ARTIFACT_BYTES_CEILING)
+    """Largest artifact in bytes: a file, inline text, each part of a pair, an input."""
+    max_tests_bytes: int = Field(MAX_TESTS_BYTES, ge=1, le=TESTS_BYTES_CEILING)
+    """Largest test file in bytes."""
+
 
 class ArtifactSpec(Frozen):
     """One ``[[artifacts]]`` entry as written in the campaign file."""
@@ -11,7 +36,7 @@ class ArtifactSpec(Frozen):
     id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._-]+$")
     """Artifact id, unique in the campaign; also the receipt file name."""
     path: str | None = None
-    """File holding the artifact, relative to the campaign file."""
+    """File holding the artifact, relative to the campaign file and inside its directory."""
     text: str | None = None
     """The artifact inline."""
     a: str | None = None

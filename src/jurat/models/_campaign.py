@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import Field, model_validator
 
-from jurat.models._artifact import ArtifactSpec
+from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
 from jurat.models._policy import Policy
 
@@ -17,7 +19,9 @@ class Campaign(Frozen):
     source: str | None = None
     """Path of the campaign file it was loaded from."""
     base_dir: str = "."
-    """Directory relative paths are resolved against."""
+    """Directory relative paths are resolved against; no path may lead outside it."""
+    intake: IntakeLimits = IntakeLimits()
+    """Size caps intake applies (``[intake]``); not part of the policy or its digest."""
 
     @property
     def id(self) -> str:
@@ -26,8 +30,8 @@ class Campaign(Frozen):
 
     @model_validator(mode="after")
     def _unique(self) -> Campaign:
-        ids = [a.id for a in self.artifacts]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        # One pass: a campaign (or a dataset) may hold hundreds of thousands of artifacts.
+        dupes = sorted(i for i, n in Counter(a.id for a in self.artifacts).items() if n > 1)
         if dupes:
             raise ValueError(f"artifacts: duplicate ids {dupes}")
         return self

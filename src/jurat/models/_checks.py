@@ -32,7 +32,10 @@ class PythonChecks(Frozen):
     version: str = "3.11"
     """The Python version the candidate is declared for (parsing uses this grammar)."""
     tests: str | None = None
-    """Path of the pytest file(s) the candidate must pass, relative to the campaign file."""
+    """Path of the pytest file the candidate must pass, relative to the campaign file.
+
+    Campaign files: inside the campaign's directory, capped by ``[intake] max_tests_bytes``.
+    """
     module: str = "solution"
     """Module name the candidate is placed under in the sandbox workdir."""
     limits: Limits = Limits()

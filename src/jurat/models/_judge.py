@@ -29,7 +29,7 @@ class JudgeConfig(Frozen):
     model: str = ""
     """Provider model id (pinned; the returned model is recorded separately)."""
     base_url: str | None = None
-    """Endpoint base URL for ``openai-compat``."""
+    """Endpoint base URL (``openai-compat``, ``anthropic``); None: the provider's default."""
     api_key_env: str | None = None
     """Environment variable holding the API key (never the key itself)."""
     samples: int = Field(5, ge=1, le=101)
@@ -67,7 +67,7 @@ class JudgeConfig(Frozen):
     latency_ms: float = Field(0.0, ge=0)
     """sim: latency of every call."""
     replay_file: str | None = None
-    """replay: NDJSON file of recorded raw responses."""
+    """replay: NDJSON file of recorded raw responses (campaign files: inside its directory)."""
 
     @field_validator("provider")
     @classmethod
@@ -83,12 +83,10 @@ class JudgeConfig(Frozen):
 
     @property
     def destination(self) -> str:
-        """Where this judge sends artifact content, as matched against allowed_destinations."""
-        if self.provider == "openai-compat":
-            return (self.base_url or "https://api.openai.com/v1").rstrip("/")
-        if self.provider == "anthropic" and self.base_url:
-            # A custom base URL is where the content goes, whatever the provider's name.
-            return self.base_url.rstrip("/")
-        if self.provider.startswith("stub:"):
-            return "stub"
-        return self.provider
+        """Where this judge sends artifact content: a local judge's name or a normalised URL.
+
+        Resolved by ``jurat.judges._destinations.endpoint``, the one place that decides it.
+        """
+        from jurat.judges._destinations import endpoint
+
+        return endpoint(self)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pydantic
@@ -13,6 +13,10 @@ from jurat.errors import CampaignError
 from jurat.models._base import Frozen
 from jurat.models._campaign import Campaign
 from jurat.models._policy import RISK_TIERS, Policy
+
+#: The largest campaign file read. Inline artifacts live in it, each capped by
+#: ``[intake] max_artifact_bytes``; bigger inputs belong in files next to it.
+MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
 
 _CAMPAIGN_KEYS = (
     "id",
@@ -25,19 +29,46 @@ _CAMPAIGN_KEYS = (
 _TABLES = {"rubric": "rubric", "criteria": "criteria", "equivalence": "equivalence"}
 _TOP_LEVEL = {
     "campaign", "rubric", "criteria", "equivalence", "checks", "judges", "artifacts", "subject",
+    "intake",
 }
+#: Keys that name files, per table; each must stay inside the campaign's directory.
+_PATH_KEYS = {
+    "artifacts": ("path", "a_path", "b_path", "tests"),
+    "judges": ("replay_file",),
+}
+_PATH_FIX = (
+    "give a path relative to the campaign file, without '..', to a file inside its "
+    "directory; copy the file in if it lives elsewhere"
+)
+_URL_FIX = (
+    "give an http(s) base URL such as http://127.0.0.1:8000/v1 (no user@, query, fragment "
+    "or '..'); see docs/campaign-format.md"
+)
 
 
 def load_campaign(path: str | Path) -> Campaign:
     """Read and validate a campaign file. Raises CampaignError naming the field and line."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_CAMPAIGN_BYTES + 1)
     except OSError as exc:
         raise CampaignError(
             f"cannot read campaign file: {exc.strerror}",
             file=str(file),
             fix="check the path",
+        ) from exc
+    if len(raw) > MAX_CAMPAIGN_BYTES:
+        raise CampaignError(
+            f"the campaign file is larger than {MAX_CAMPAIGN_BYTES} bytes",
+            file=str(file),
+            fix="move large artifacts into files next to it (path = …) or split the campaign",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CampaignError(
+            "the campaign file is not UTF-8 text", file=str(file), fix="save it as UTF-8"
         ) from exc
     try:
         data = tomllib.loads(text)
@@ -110,6 +141,8 @@ def campaign_from_dict(
             )
         policy_dict["python"] = checks["python"]
     policy_dict["judges"] = data.get("judges", [])
+    _check_paths(data, source, text)
+    _check_destinations(data, source, text)
     subject = data.get("subject")
     if subject is not None:
         if not isinstance(subject, dict) or "prompt" not in subject:
@@ -122,10 +155,85 @@ def campaign_from_dict(
     try:
         policy = Policy.model_validate(policy_dict)
         return Campaign(
-            policy=policy, artifacts=data.get("artifacts", []), source=source, base_dir=base_dir
+            policy=policy, artifacts=data.get("artifacts", []), source=source, base_dir=base_dir,
+            intake=data.get("intake", {}),
         )
     except pydantic.ValidationError as exc:
         raise _campaign_error(exc, source, text) from exc
+
+
+def campaign_path_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a campaign path, judged from its text alone; None if it can.
+
+    Absolute paths and ``..`` components are refused outright, not resolved and compared:
+    a path that names its way out and back in is still a path a stranger wrote to probe.
+    Symlinks are judged when the file is opened (runner/_intake.py).
+    """
+    if not value:
+        return "is empty"
+    if "\x00" in value:
+        return "contains a NUL byte"
+    pure = PurePosixPath(value)
+    if pure.is_absolute():
+        return "is absolute"
+    if ".." in pure.parts:
+        return "has a '..' component"
+    return None
+
+
+def _entries(data: dict[str, Any], table: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    value = data.get(table)
+    if isinstance(value, dict):
+        return [((table,), value)]
+    if isinstance(value, list):
+        return [((table, i), item) for i, item in enumerate(value) if isinstance(item, dict)]
+    return []
+
+
+def _check_paths(data: dict[str, Any], source: str, text: str) -> None:
+    """Every path the campaign names is relative and free of ``..`` (docs/campaign-format.md)."""
+    named: list[tuple[tuple[Any, ...], Any]] = []
+    for table, keys in (*_PATH_KEYS.items(), ("subject", ("replay_file",))):
+        for loc, entry in _entries(data, table):
+            named.extend(((*loc, key), entry[key]) for key in keys if key in entry)
+    python = data.get("checks", {}).get("python") if isinstance(data.get("checks"), dict) else None
+    if isinstance(python, dict) and "tests" in python:
+        named.append((("checks.python", "tests"), python["tests"]))
+    for loc, value in named:
+        problem = campaign_path_problem(value) if isinstance(value, str) else None
+        if problem:
+            raise CampaignError(
+                f"{value!r} {problem}; campaign paths stay inside the campaign file's directory",
+                file=source, field=_dotted(loc), line=_find_line(text, loc), fix=_PATH_FIX,
+            )
+
+
+def _check_destinations(data: dict[str, Any], source: str, text: str) -> None:
+    """Base URLs and allowed_destinations entries parse under the one destination rule."""
+    from jurat.judges._destinations import canonical_entry, normalise_url
+
+    allowed = data["campaign"].get("allowed_destinations")
+    names = [e for e in allowed if isinstance(e, str)] if isinstance(allowed, list) else []
+    for name in names:
+        try:
+            canonical_entry(name)
+        except ValueError as exc:
+            raise CampaignError(
+                str(exc), file=source, field="campaign.allowed_destinations",
+                line=_find_line(text, ("campaign", "allowed_destinations")), fix=_URL_FIX,
+            ) from exc
+    for table in ("judges", "subject"):
+        for loc, entry in _entries(data, table):
+            url = entry.get("base_url")
+            if not isinstance(url, str):
+                continue
+            try:
+                normalise_url(url)
+            except ValueError as exc:
+                raise CampaignError(
+                    f"base_url {exc}", file=source, field=_dotted((*loc, "base_url")),
+                    line=_find_line(text, (*loc, "base_url")), fix=_URL_FIX,
+                ) from exc
 
 
 _SECTION_OF = {
@@ -135,6 +243,7 @@ _SECTION_OF = {
     "python": "checks.python",
     "judges": "judges",
     "artifacts": "artifacts",
+    "intake": "intake",
 }
 
 
@@ -167,6 +276,8 @@ def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> Ca
         msg = f"unknown key {toml_loc[-1]!r}"
     elif "needs a [" in msg:
         fix = "add the table; docs/campaign-format.md lists its keys"
+    elif "duplicate" in msg or "must be unique" in msg:
+        fix = "give each entry its own id"
     else:
         fix = "see docs/campaign-format.md for the allowed values"
     more = len(exc.errors()) - 1

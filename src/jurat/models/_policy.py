@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -53,8 +54,7 @@ class Criterion(Frozen):
 
 
 def _unique_ids(items: tuple[Criterion, ...], field: str) -> None:
-    ids = [c.id for c in items]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    dupes = sorted(i for i, n in Counter(c.id for c in items).items() if n > 1)
     if dupes:
         raise ValueError(f"{field}: duplicate criterion ids {dupes}")
 
@@ -136,7 +136,11 @@ class Policy(Frozen):
     risk_tier: RiskTier = RISK_TIERS["standard"]
     """Votes and agreement required (rubric and pairwise)."""
     allowed_destinations: tuple[str, ...] = ("sim", "stub", "replay")
-    """Where artifact content may be sent: base URLs, provider names, or sim/stub/replay."""
+    """Where artifact content may be sent: base URLs, provider names, or sim/stub/replay.
+
+    Compared after one normalisation (judges/_destinations.py): scheme and host in any case,
+    default ports dropped, trailing slashes insignificant, paths exact.
+    """
     task_version: str = "1"
     """Version of the task the artifacts answer; part of every job identity."""
     rubric: Rubric | None = None
@@ -164,7 +168,7 @@ class Policy(Frozen):
             raise ValueError("criteria: a criteria campaign needs a [criteria] table")
         if self.kind in ("rubric", "pairwise", "criteria") and not self.judges:
             raise ValueError(f"judges: a {self.kind} campaign needs at least one [[judges]] entry")
-        ids = [j.id for j in self.judges]
-        if len(set(ids)) != len(ids):
-            raise ValueError("judges: judge ids must be unique")
+        dupes = sorted(i for i, n in Counter(j.id for j in self.judges).items() if n > 1)
+        if dupes:
+            raise ValueError(f"judges: judge ids must be unique; duplicated: {dupes}")
         return self

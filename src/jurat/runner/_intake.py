@@ -1,51 +1,166 @@
 """Intake: digest every artifact, pin the policy, refuse disallowed destinations (seed 000).
 
 Nothing leaves the machine before intake has passed for the whole campaign.
+
+Threat model (DESIGN.md, "Trust boundaries"). A campaign file may be copied from a
+stranger, along with the directory it sits in; whatever it names is read here and then
+sent to judges. So every file it names must be a regular file inside the campaign file's
+directory, of bounded size: an absolute path, a ``..`` component, or a symlink anywhere
+on the way that leads outside is refused before a byte of it is read, as is anything over
+the ``[intake]`` caps, of which no more than cap + 1 bytes are read. Symlinks that stay
+inside the directory are followed. Out of scope: hard links (a hard link is the file's own
+name; archives and version control do not carry one to a file outside, and with the
+kernel's ``protected_hardlinks`` a local user can only link files they could read anyway),
+and a writer racing intake inside the directory on systems without ``/proc`` (see
+``_open_inside``).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from jurat.canonical import canonical_json, sha256_digest
-from jurat.errors import CampaignError, DestinationError
-from jurat.models import Artifact, ArtifactSpec, Campaign, JudgeConfig, Policy
+from jurat.errors import CampaignError
+from jurat.judges._destinations import check_destinations as _check_policy
+from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
+from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
+from jurat.models._load import campaign_path_problem
 
-LOCAL_DESTINATIONS = ("sim", "stub", "replay")
+__all__ = ["check_destinations", "intake", "intake_artifact"]
+
 PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"
+_CHUNK = 1024 * 1024
+_ESCAPE_FIX = (
+    "keep the file inside the campaign directory: copy it in rather than link to it, and "
+    "name it relative to the campaign file without '..'"
+)
 
 
-def _norm(destination: str) -> str:
-    return destination.rstrip("/").lower()
+def check_destinations(policy: Policy, source: str | None = None) -> None:
+    """Refuse any judge (or subject) whose endpoint is not in allowed_destinations.
+
+    The rule and its normalisation live in ``jurat.judges._destinations``, which the engine
+    applies again before any request; intake applies it first so that a refusal exits 3
+    with nothing sent and nothing written.
+    """
+    _check_policy(policy, source=source)
 
 
-def check_destinations(policy: Policy) -> None:
-    """Refuse any judge (or subject) whose destination is not in allowed_destinations."""
-    allowed = {_norm(d) for d in policy.allowed_destinations}
-    configs: list[JudgeConfig] = list(policy.judges)
-    if policy.subject is not None:
-        configs.append(policy.subject)
-    for config in configs:
-        dest = _norm(config.destination)
-        if dest not in allowed:
-            raise DestinationError(
-                f"judge {config.id!r} would send artifact content to {config.destination!r}, "
-                f"which is not in campaign.allowed_destinations {list(policy.allowed_destinations)}"
-                f" (fix: add {config.destination!r} to allowed_destinations if that provider "
-                "is authorised to see this content, or use another judge)"
-            )
+def _inside(path: str, root: str) -> bool:
+    return os.path.commonpath((path, root)) == root
 
 
-def _read(base: Path, rel: str, field: str, campaign: Campaign) -> str:
-    path = (base / rel).resolve()
+def _escape(campaign: Campaign, rel: str, field: str, how: str) -> CampaignError:
+    return CampaignError(
+        f"{rel!r} {how}; campaign paths stay inside the campaign file's directory, and "
+        "nothing was read", file=campaign.source, field=field, fix=_ESCAPE_FIX,
+    )
+
+
+def _resolve_inside(campaign: Campaign, rel: str, field: str) -> tuple[str, str]:
+    """(campaign root, the resolved path), refusing a path that leads outside the root."""
+    problem = campaign_path_problem(rel)
+    if problem:
+        raise _escape(campaign, rel, field, problem)
+    root = os.path.realpath(campaign.base_dir)
+    target = os.path.realpath(os.path.join(root, rel))
+    if not _inside(target, root) or target == root:
+        raise _escape(campaign, rel, field, "leads outside the campaign directory")
+    return root, target
+
+
+def _open_inside(campaign: Campaign, rel: str, field: str) -> int:
+    """A read-only descriptor of the regular file ``rel`` names inside the campaign directory.
+
+    The path is resolved once (symlinks included) and checked against the directory; the
+    resolved path is opened with O_NOFOLLOW, so a last component swapped for a symlink
+    after the check fails to open, and O_NONBLOCK, so a FIFO cannot stall intake. Between
+    the check and the open a writer could still swap a directory on the way for a symlink;
+    so the check is repeated on what was actually opened: on Linux the descriptor's own
+    path (``/proc/self/fd``); elsewhere the path is resolved again and must still be
+    itself, naming the same device and inode as the descriptor.
+    """
+    root, target = _resolve_inside(campaign, rel, field)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        fd = os.open(target, flags)
+    except OSError as exc:
         raise CampaignError(
-            f"cannot read {path}: {reason}", file=campaign.source, field=field,
+            f"cannot read {rel!r}: {exc.strerror}", file=campaign.source, field=field,
             fix="check the path (relative paths are resolved against the campaign file)",
         ) from exc
+    try:
+        info = os.fstat(fd)
+        try:
+            opened = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            opened = None
+        if opened is not None:
+            moved = not _inside(opened, root)
+        else:
+            # Without /proc: the path must still resolve to itself and name the opened
+            # file; a swap undone again between the open and this check goes unseen.
+            now = os.stat(target)
+            moved = os.path.realpath(target) != target or (now.st_dev, now.st_ino) != (
+                info.st_dev, info.st_ino)
+        if moved:
+            raise _escape(campaign, rel, field, "led outside the campaign directory when opened")
+        if not stat.S_ISREG(info.st_mode):
+            raise CampaignError(
+                f"{rel!r} is not a regular file", file=campaign.source, field=field,
+                fix="name a file, not a directory, device or pipe",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _too_large(campaign: Campaign, field: str, what: str, cap: int, key: str) -> CampaignError:
+    ceiling = ARTIFACT_BYTES_CEILING if key == "max_artifact_bytes" else TESTS_BYTES_CEILING
+    return CampaignError(
+        f"{what} is larger than the cap of {cap} bytes; nothing was sent",
+        file=campaign.source, field=field,
+        fix=f"shrink it, or raise [intake] {key} (at most {ceiling})",
+    )
+
+
+def _read(campaign: Campaign, rel: str, field: str, *, cap: int, what: str, key: str) -> str:
+    """The UTF-8 text of a file inside the campaign directory; no more than cap + 1 bytes."""
+    fd = _open_inside(campaign, rel, field)
+    try:
+        if os.fstat(fd).st_size > cap:
+            raise _too_large(campaign, field, what, cap, key)
+        chunks: list[bytes] = []
+        left = cap + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > cap:  # a file that grew, or one whose size fstat does not report
+        raise _too_large(campaign, field, what, cap, key)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CampaignError(
+            f"cannot read {rel!r}: not UTF-8 text", file=campaign.source, field=field,
+            fix="save the file as UTF-8",
+        ) from exc
+
+
+def _inline(campaign: Campaign, text: str, field: str, what: str) -> str:
+    cap = campaign.intake.max_artifact_bytes
+    # Cheap bound first: a UTF-8 character is at most 4 bytes.
+    if len(text) > cap // 4 and len(text.encode("utf-8")) > cap:
+        raise _too_large(campaign, field, what, cap, "max_artifact_bytes")
+    return text
 
 
 def _media_type(spec: ArtifactSpec) -> str:
@@ -56,23 +171,66 @@ def _media_type(spec: ArtifactSpec) -> str:
     return "text/plain"
 
 
-def intake_artifact(campaign: Campaign, index: int) -> Artifact:
-    """Read and digest one artifact; refuse it if a pinned digest does not match."""
+def _check_replay_files(campaign: Campaign) -> None:
+    """A replay judge's ``replay_file`` is a campaign path too (read by judges/_replay.py)."""
+    configs = list(campaign.policy.judges)
+    if campaign.policy.subject is not None:
+        configs.append(campaign.policy.subject)
+    for index, config in enumerate(configs):
+        if config.provider != "replay" or not config.replay_file:
+            continue
+        field = "subject" if index >= len(campaign.policy.judges) else f"judges[{index}]"
+        field += ".replay_file"
+        _, target = _resolve_inside(campaign, config.replay_file, field)
+        # The replay judge opens the name as given, relative to the working directory.
+        if os.path.realpath(config.replay_file) != target:
+            raise CampaignError(
+                f"{config.replay_file!r} is read relative to the working directory, which is "
+                "not the campaign file's directory", file=campaign.source, field=field,
+                fix="run jurat from the campaign file's directory",
+            )
+
+
+def intake_artifact(
+    campaign: Campaign, index: int, *, cache: dict[str, str] | None = None
+) -> Artifact:
+    """Read and digest one artifact; refuse it if a pinned digest does not match.
+
+    ``cache`` keeps test files by path across one campaign's intake, so that a shared
+    ``[checks.python] tests`` file is read once, not once per artifact.
+    """
     spec = campaign.artifacts[index]
-    base = Path(campaign.base_dir)
     where = f"artifacts[{index}]"
+    label = f"artifact {spec.id!r}"
+    limits = campaign.intake
     tests: dict[str, str] = {}
     policy = campaign.policy
     tests_rel = spec.tests or (policy.python.tests if policy.python else None)
     if tests_rel:
-        tests[Path(tests_rel).name] = _read(base, tests_rel, f"{where}.tests", campaign)
+        cache = {} if cache is None else cache
+        if tests_rel not in cache:
+            tests_field = f"{where}.tests" if spec.tests else "checks.python.tests"
+            cache[tests_rel] = _read(
+                campaign, tests_rel, tests_field, cap=limits.max_tests_bytes,
+                what=f"test file {tests_rel!r}", key="max_tests_bytes",
+            )
+        tests[Path(tests_rel).name] = cache[tests_rel]
+
+    def read_artifact(rel: str, field: str, what: str) -> str:
+        return _read(campaign, rel, field, cap=limits.max_artifact_bytes, what=what,
+                     key="max_artifact_bytes")
+
     common = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
               "task": spec.task, "tests": tests}
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
-        a = spec.a if spec.a is not None else _read(base, spec.a_path or "", f"{where}.a_path",
-                                                    campaign)
-        b = spec.b if spec.b is not None else _read(base, spec.b_path or "", f"{where}.b_path",
-                                                    campaign)
+        if spec.a is not None:
+            a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")
+        else:
+            a = read_artifact(spec.a_path or "", f"{where}.a_path", f"{label} part a")
+        if spec.b is not None:
+            b = _inline(campaign, spec.b, f"{where}.b", f"{label} part b")
+        else:
+            b = read_artifact(spec.b_path or "", f"{where}.b_path", f"{label} part b")
         digest = sha256_digest(canonical_json({"a": sha256_digest(a), "b": sha256_digest(b)}))
         artifact = Artifact(sha256=digest, media_type=PAIR_MEDIA_TYPE, a=a, b=b, **common)
     elif spec.input is not None:
@@ -83,14 +241,15 @@ def intake_artifact(campaign: Campaign, index: int) -> Artifact:
                 fix='add [subject] with provider, model and prompt = "… {input} …", '
                     "or give the output to judge as text/path",
             )
+        text = _inline(campaign, spec.input, f"{where}.input", f"{label} input")
         # The output does not exist yet: the job's execution phase produces and records it.
-        artifact = Artifact(sha256=sha256_digest(spec.input), media_type="text/plain",
-                            input=spec.input, **common)
+        artifact = Artifact(sha256=sha256_digest(text), media_type="text/plain", input=text,
+                            **common)
     else:
         if spec.path is not None:
-            text = _read(base, spec.path, f"{where}.path", campaign)
+            text = read_artifact(spec.path, f"{where}.path", label)
         else:
-            text = spec.text if spec.text is not None else ""
+            text = _inline(campaign, spec.text or "", f"{where}.text", label)
         artifact = Artifact(sha256=sha256_digest(text), media_type=_media_type(spec), text=text,
                             **common)
     if spec.sha256 and spec.sha256 != artifact.sha256:
@@ -104,5 +263,7 @@ def intake_artifact(campaign: Campaign, index: int) -> Artifact:
 
 def intake(campaign: Campaign) -> list[Artifact]:
     """Intake the whole campaign before anything is evaluated or sent."""
-    check_destinations(campaign.policy)
-    return [intake_artifact(campaign, i) for i in range(len(campaign.artifacts))]
+    check_destinations(campaign.policy, campaign.source)
+    _check_replay_files(campaign)
+    cache: dict[str, str] = {}
+    return [intake_artifact(campaign, i, cache=cache) for i in range(len(campaign.artifacts))]

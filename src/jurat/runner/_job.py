@@ -76,7 +76,9 @@ async def deterministic_checks(
             from jurat.checks import deterministic_equivalence
 
             check = deterministic_equivalence(artifact.a, artifact.b)
-            return [check.to_gate()], []
+            # `b` is the reference (the gold answer): the gate binds it by digest only
+            # (docs/receipt-format.md, "Reference material").
+            return [check.to_gate(reference=True)], []
         return [], []
     if policy.python is not None and artifact.media_type == "text/x-python":
         from jurat.checks import run_checks_async

@@ -4,6 +4,11 @@ Receipts are read leniently (a missing field shows as a dash) because the report
 render a receipt from an older or newer jurat; only a statement without a predicate is refused.
 Nothing here re-decides anything: outcomes come from the signed ``decision``, and the per-sample
 labels use the fold's own mapping (``canonical_preference``, Q from ``q_exact``).
+
+The report is contributor-visible, so it shows no reference material (docs/receipt-format.md,
+"Reference material") even from receipts written before jurat kept it out of them: an
+equivalence judge's free text is never shown, and the ``equivalence.deterministic`` gate's
+detail only when the gate says how it treated ``b``.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ from typing import Any, Literal
 import pydantic
 
 from jurat.errors import JuratError, ValidationError
-from jurat.fold import canonical_preference, q_exact
+from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, canonical_preference, q_exact
 from jurat.models import Frozen, Vote
 
 Tone = Literal["good", "bad", "hold", "none"]
 
 _EXPLANATION_CHARS = 240
+_WITHHELD = "not shown: recorded before receipts kept the reference answer out"
 _TONES: dict[str, Tone] = {
     "accept": "good",
     "SHIP": "good",
@@ -273,7 +279,9 @@ def _vote_row(kind: str, raw: Mapping[str, Any], rubric: Mapping[str, Any]) -> V
         # The fold's own error mapping, so the last point of a convergence line is its agreement.
         label = {"criteria": "unsure", "equivalence": "PARSE_ERROR"}.get(kind)
     else:
-        explanation = _clip(_s(answer.get("explanation") or answer.get("reason"), ""))
+        # An equivalence judge has read the reference answer; older receipts kept its reason.
+        if kind != "equivalence":
+            explanation = _clip(_s(answer.get("explanation") or answer.get("reason"), ""))
         if kind == "rubric":
             label, q = _rubric_label(answer, rubric)
             scores = _d(answer.get("scores"))
@@ -387,6 +395,15 @@ def _judge_usd(policy: Mapping[str, Any], votes: Iterable[VoteRow]) -> float | N
     return total
 
 
+def _gate_detail(gate: Mapping[str, Any]) -> str:
+    """The gate's detail; an equivalence gate's only if it records how it treated ``b``."""
+    detail = _s(gate.get("detail"), "")
+    if gate.get("id") == DETERMINISTIC_EQUIVALENCE_GATE and detail:
+        if _d(gate.get("data")).get("reference") not in ("b", "none"):
+            return _WITHHELD
+    return detail
+
+
 def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
     """Summarise one receipt."""
     predicate = _d(receipt.statement.get("predicate"))
@@ -406,7 +423,7 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
             outcome=_s(g.get("outcome")),
             required=g.get("required") is True,
             tool=f"{_s(g.get('tool'), '')} {_s(g.get('tool_version'), '')}".strip(),
-            detail=_s(g.get("detail"), ""),
+            detail=_gate_detail(g),
         )
         for g in map(_d, _l(predicate.get("gates")))
     )
