@@ -57,7 +57,6 @@ DEFAULT_DATA = HERE.parent / "tests" / "checks" / "data" / "HumanEval.jsonl.gz"
 README = HERE / "README.md"
 CHECKS = HERE.parent / "src" / "jurat" / "checks"
 RUNNER = CHECKS / "_sandbox_tests.py"
-CANDIDATE = CHECKS / "_sandbox_candidate.py"
 WALL_S = 10.0  # the default Limits().wall_s
 CPU_S = 5  # the default Limits().cpu_s
 TOKEN = "bench"
@@ -71,6 +70,8 @@ _LOADED: list[Any] = []
 def _load_runner() -> Any:
     """jurat's in-sandbox runner, loaded by path so that jurat's package is not imported."""
     if not _LOADED:
+        # The in-sandbox programs import each other by bare name, as in the sandbox.
+        sys.path.insert(0, str(CHECKS))
         spec = importlib.util.spec_from_file_location("jurat_bench_runner", RUNNER)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -99,11 +100,9 @@ class _InProcessCandidate:
         __import__("solution")
 
     def finish(self) -> Any:
-        spec = importlib.util.spec_from_file_location("jurat_bench_candidate", CANDIDATE)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module._coverage_summary(self._cov)
+        import _sandbox_candidate  # on sys.path through _load_runner
+
+        return _sandbox_candidate._coverage_summary(self._cov)
 
 
 # ----------------------------------------------------------------------------- arms
