@@ -187,3 +187,22 @@ def test_gold_answers_reach_no_contributor_visible_output(tmp_path: Path) -> Non
         assert {j["prompt_id"] for j in pred["judges"]} == {"invariance-checker/judge/v1@2"}
         remote = [v["answer"] for v in pred["votes"] if v["judge"] == "remote"]
         assert remote == [{"decision": "DIFFERENT", "numeric_agree": False}] * 3
+
+
+def test_reference_none_records_both_readings(tmp_path: Path) -> None:
+    key, _ = keys(tmp_path)
+    text = CAMPAIGN.replace('allowed_destinations = ["sim", "stub", "{url}"]',
+                            'allowed_destinations = ["sim"]')
+    text = text.split("[[judges]]\nid = \"stub\"")[0].replace(
+        "min_agreement = 2\n", 'min_agreement = 2\nreference = "none"\n')
+    a, b, _ = PAIRS["settled-different"]
+    text += f'\n[[artifacts]]\nid = "two-candidates"\na = {json.dumps(a)}\nb = {json.dumps(b)}\n'
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(text)
+    run = jurat("run", str(campaign), "--out", str(tmp_path / "out"), "--ledger",
+                f"sqlite:///{tmp_path / 'l.db'}", "--key", str(key), "--quiet", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    receipt = (tmp_path / "out" / "two-candidates.sigstore.json").read_bytes()
+    (gate,) = read_statement(receipt)["predicate"]["gates"]
+    assert gate["data"]["reference"] == "none"
+    assert gate["data"]["b_value"] == "73829146"

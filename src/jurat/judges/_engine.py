@@ -346,6 +346,7 @@ class Engine:
                     bundle_size=len(job.bundle.items),
                     gates=job.gates,
                     hard_gates=job.hard_gates,
+                    reference=job.reference,
                 )
             except JudgeOutputError as exc:
                 error = exc.kind
@@ -423,6 +424,8 @@ class _Job:
         self.bundle = bundle
         self.gates = tuple(gates)
         self.hard_gates = tuple(hard_gates)
+        # An equivalence pair's `b` is reference material unless the campaign says not.
+        self.reference = policy.equivalence is None or policy.equivalence.reference == "b"
         self.gates_ok = hard_gates_pass(gates, hard_gates)
         self.started = started
         self.clock = clock

@@ -136,17 +136,25 @@ def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
 
 
 def http_client(config: JudgeConfig, base_url: str | None) -> httpx2.AsyncClient:
-    """The SDK's httpx2 client: jurat's lean transport for plain http, httpx2's for https."""
+    """The SDK's httpx2 client: jurat's lean transport for plain http, httpx2's for https.
+
+    ``trust_env=False``: the environment must not route artifact content anywhere the
+    destination check did not see (``HTTPS_PROXY``, ``ALL_PROXY``, ``.netrc``
+    credentials); redirects stay off (httpx2's default), so a judge endpoint cannot send
+    jurat to another host either.
+    """
     import httpx2
 
     if base_url is not None and base_url.startswith("http://"):
         from jurat.judges._transport import PlainHTTPTransport
 
-        return httpx2.AsyncClient(transport=PlainHTTPTransport(), timeout=config.timeout_s)
+        return httpx2.AsyncClient(
+            transport=PlainHTTPTransport(), timeout=config.timeout_s, trust_env=False
+        )
     limits = httpx2.Limits(
         max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
     )
-    return httpx2.AsyncClient(limits=limits, timeout=config.timeout_s)
+    return httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False)
 
 
 def status_error(status: int, message: str, retry_after: str | None) -> TransportFailure:

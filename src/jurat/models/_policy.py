@@ -118,6 +118,10 @@ class EquivalencePolicy(Frozen):
     """ABSTAIN and PARSE_ERROR map to null; false maps ABSTAIN to false (safer side)."""
     deterministic_first: bool = True
     """Settle numerically equal/different answers with math-verify before any judge call."""
+    reference: Literal["b", "none"] = "b"
+    """``b`` (default): ``b`` is the gold answer, reference material bound by digest only
+    (docs/receipt-format.md, "Reference material"); ``none``: both are candidates, and
+    receipts record ``b``'s reading and the judge's reasons too."""
 
     @model_validator(mode="after")
     def _agreement(self) -> EquivalencePolicy:

@@ -76,9 +76,10 @@ async def deterministic_checks(
             from jurat.checks import deterministic_equivalence
 
             check = deterministic_equivalence(artifact.a, artifact.b)
-            # `b` is the reference (the gold answer): the gate binds it by digest only
-            # (docs/receipt-format.md, "Reference material").
-            return [check.to_gate(reference=True)], []
+            # By default `b` is the reference (the gold answer): the gate binds it by digest
+            # only (docs/receipt-format.md, "Reference material").
+            reference = settings is None or settings.reference == "b"
+            return [check.to_gate(reference=reference)], []
         return [], []
     if policy.python is not None and artifact.media_type == "text/x-python":
         from jurat.checks import run_checks_async
