@@ -15,7 +15,8 @@ OUT = HERE / "out"
 KEYS = OUT / "keys"
 LEDGER = f"sqlite:///{OUT / 'jurat.db'}"
 CAMPAIGNS = ("rubric", "criteria", "equivalence")
-# run exit codes 0/1/2 are decisions (accept / escalate-warn / reject-block); 3 is an error.
+# run exit codes 0/1/2 are decisions (accept / escalate-warn / reject-block); 3 is an input
+# error, 4 a failure during the run.
 DECISION_CODES = (0, 1, 2)
 
 
@@ -43,7 +44,8 @@ def main() -> int:
              "--artifact", "rubric/contributions/c1_canonical.py") != 0:
         print("demo: the receipt did not verify", file=sys.stderr)
         return 1
-    # With --key, replay also checks every receipt's signature (without it, it exits 4).
+    # With --key, replay also checks every receipt's signature (without it, it exits 1:
+    # the signatures were not checked, so not everything was shown to hold).
     if jurat("replay", LEDGER, "--key", str(KEYS / "jurat.pub")) != 0:
         print("demo: replay found a mismatch", file=sys.stderr)
         return 1

@@ -5,7 +5,8 @@ bundles, ledger entries) is the sha256 of bytes produced here, so two
 machines always agree on it.
 
 Threat model of ``loads_strict``: its input may be written by anyone (a receipt
-handed to ``jurat verify``, a ledger row, an inclusion proof), who controls every
+handed to ``jurat verify``, a ledger row, an inclusion proof, a judge's answer or its
+provider's envelope, with the judges' own smaller size limit), who controls every
 byte and wants either two readers to see two documents in the same bytes or the
 reader to crash or stall (docs/receipt-format.md §2.2). So it refuses, before
 ``json.loads`` runs: more than ``max_bytes``, anything but UTF-8 (a byte order
@@ -13,6 +14,8 @@ mark, UTF-16/32, invalid sequences) and nesting deeper than ``max_depth``, measu
 by a linear scan without recursion, because Python's json decoder recurses once
 per level and would raise RecursionError; and while parsing: duplicate keys,
 NaN/Infinity, numbers that overflow a double and lone surrogates (RFC 7493 §2).
+Every refusal is a ``StrictJSONError`` whose ``kind`` names the reason, so the judge
+validator records it as the vote's error kind without a parser of its own.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import math
 import operator
 import re
-from typing import Any
+from typing import Any, Literal
 
 import rfc8785
 from pydantic import BaseModel
@@ -33,6 +36,8 @@ from jurat.errors import ValidationError
 __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
+    "StrictJSONError",
+    "StrictJSONKind",
     "canonical_json",
     "digest_json",
     "loads_strict",
@@ -46,6 +51,31 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 #: statement) nests about ten levels; every recursive reader stays far from
 #: Python's recursion limit at 64.
 MAX_JSON_DEPTH = 64
+
+
+#: Why ``loads_strict`` refused a document. Callers that record a refusal (a judge's vote
+#: error kind) map these; every other caller only needs the message.
+StrictJSONKind = Literal[
+    "oversized",  # more than max_bytes
+    "encoding",  # not UTF-8, a byte order mark, NUL characters (UTF-16/32 text)
+    "too_deep",  # nesting deeper than max_depth
+    "duplicate_key",  # an object names a key twice
+    "non_finite_number",  # NaN, Infinity, or a number that overflows a double
+    "lone_surrogate",  # a string escapes half a surrogate pair (RFC 7493 §2.1)
+    "malformed",  # not one JSON document
+]
+
+
+class StrictJSONError(ValidationError, ValueError):
+    """``loads_strict`` refused a document; ``kind`` says why.
+
+    A ``ValueError`` too, so that callers which translate parse failures into their own
+    errors (a receipt step, a ledger tamper error) keep catching one exception type.
+    """
+
+    def __init__(self, message: str, *, kind: StrictJSONKind) -> None:
+        self.kind: StrictJSONKind = kind
+        super().__init__(message)
 
 
 def _plain(obj: Any) -> Any:
@@ -83,14 +113,16 @@ def digest_json(obj: Any) -> str:
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise StrictJSONError(f"{name} is not JSON", kind="non_finite_number")
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json and pydantic keep the last duplicate, so {"disposition": "reject", "disposition":
+    # "accept"} would read as accept: two readers, two documents in the same bytes.
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r}")
+            raise StrictJSONError(f"duplicate key {key!r}", kind="duplicate_key")
         out[key] = value
     return out
 
@@ -98,7 +130,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"number {text} overflows a double")
+        raise StrictJSONError(f"number {text} overflows a double", kind="non_finite_number")
     return value
 
 
@@ -130,22 +162,30 @@ def _text(data: bytes | bytearray | str, max_bytes: int) -> str:
     else:
         size = len(data)
     if size > max_bytes:
-        raise ValueError(f"{size} bytes is more than the {max_bytes}-byte limit")
+        raise StrictJSONError(
+            f"{size} bytes is more than the {max_bytes}-byte limit", kind="oversized"
+        )
     if isinstance(data, str):
         text = data
     else:
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(
+            raise StrictJSONError(
                 f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                "JSON here is UTF-8 only, never UTF-16 or UTF-32"
+                "JSON here is UTF-8 only, never UTF-16 or UTF-32",
+                kind="encoding",
             ) from None
     if text.startswith("\ufeff"):
-        raise ValueError("starts with a byte order mark (U+FEFF); JSON here is UTF-8 without one")
+        raise StrictJSONError(
+            "starts with a byte order mark (U+FEFF); JSON here is UTF-8 without one",
+            kind="encoding",
+        )
     if "\x00" in text:
         # A raw NUL is never valid JSON; it is how UTF-16/32 text looks when read as UTF-8.
-        raise ValueError("contains a NUL character: UTF-16 or UTF-32 text is refused")
+        raise StrictJSONError(
+            "contains a NUL character: UTF-16 or UTF-32 text is refused", kind="encoding"
+        )
     return text
 
 
@@ -158,8 +198,9 @@ def _refuse_lone_surrogates(value: Any) -> None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                raise ValueError(
-                    "a string holds a lone surrogate escape; I-JSON (RFC 7493 §2.1) has none"
+                raise StrictJSONError(
+                    "a string holds a lone surrogate escape; I-JSON (RFC 7493 §2.1) has none",
+                    kind="lone_surrogate",
                 ) from None
         elif isinstance(item, dict):
             stack.extend(item.keys())
@@ -176,8 +217,10 @@ def loads_strict(
 ) -> Any:
     """Parse one JSON document strictly, within a size and a nesting limit.
 
-    Refuses, with ValueError: more than ``max_bytes`` bytes (UTF-8 bytes for a str;
-    default ``MAX_JSON_BYTES``, 64 MiB); bytes that are not UTF-8, a byte order mark,
+    The whole text must be the document (surrounding whitespace aside): a fenced or
+    prefixed document is malformed, never searched for. Refuses, with ``StrictJSONError``
+    (a ``ValueError``) whose ``kind`` says why: more than ``max_bytes`` bytes (UTF-8 bytes
+    for a str; default ``MAX_JSON_BYTES``, 64 MiB); bytes that are not UTF-8, a byte order mark,
     NUL characters (UTF-16/32 text); nesting deeper than ``max_depth`` arrays and
     objects (default ``MAX_JSON_DEPTH``, 64; ``[]`` is depth 1), checked before
     parsing; duplicate keys, NaN/Infinity, numbers that overflow a double, lone
@@ -187,11 +230,20 @@ def loads_strict(
     text = _text(data, max_bytes)
     depth = _depth(text)
     if depth > max_depth:
-        raise ValueError(f"nests {depth} levels deep, more than the limit of {max_depth}")
-    value = json.loads(
-        text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
-        parse_float=_finite,
-    )
+        raise StrictJSONError(
+            f"nests {depth} levels deep, more than the limit of {max_depth}", kind="too_deep"
+        )
+    try:
+        value = json.loads(
+            text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
+            parse_float=_finite,
+        )
+    except StrictJSONError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        # RecursionError cannot happen below the depth limit; kept so a caller raising the
+        # limit past Python's recursion limit still gets a refusal, not a crash.
+        raise StrictJSONError(f"not one JSON document: {exc}", kind="malformed") from exc
     if _SURROGATE_ESCAPE.search(text):
         _refuse_lone_surrogates(value)
     return value

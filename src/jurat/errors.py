@@ -1,9 +1,11 @@
 """One exception hierarchy for everything jurat raises.
 
 Third-party errors are converted at the boundary (``raise ... from exc``) so
-callers only ever catch these::
+callers only ever catch these. The number after each family is its ``exit_code``: the
+status a command ends with when the error stops it (``jurat.cli.ExitCode``: 3 input,
+4 a failure during the run; docs/design.md, "Contracts that others rely on")::
 
-    JuratError
+    JuratError                 (exit 4)
     ├── ConfigError            bad campaign, policy or CLI input; nothing ran (exit 3)
     │   ├── CampaignError      a campaign file field is wrong (names file, field, line, fix)
     │   ├── DestinationError   a judge would send content outside allowed_destinations
@@ -14,13 +16,18 @@ callers only ever catch these::
     ├── ValidationError        input or an answer violates its contract
     │   ├── FoldInputError     a fold function got votes, weights or quorum out of range
     │   └── JudgeOutputError   a judge answer failed parsing, schema or semantic checks
-    ├── IntakeError            stale policy, altered artifact, unreadable input
+    ├── IntakeError            stale policy, altered artifact, unreadable input (exit 3)
     ├── LedgerError            the append-only journal refused an operation or is corrupt
     │   └── TamperError        hash chain, Merkle root or checkpoint does not match
     └── VerificationError      a receipt's signature, subject or re-derivation failed
+
+``diagnostics()`` is the text the command line prints for an error (``jurat.cli`` has the
+one printer): the message, which names the field and the fix where the raiser knew them.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 __all__ = [
     "CampaignError",
@@ -41,12 +48,32 @@ __all__ = [
 ]
 
 
+#: Exit statuses of the two error families; ``jurat.cli.ExitCode`` names them (the
+#: library does not import the command line).
+_EXIT_INPUT = 3
+_EXIT_RUN_FAILURE = 4
+
+
 class JuratError(Exception):
     """Root of every error jurat raises on purpose."""
+
+    exit_code: ClassVar[int] = _EXIT_RUN_FAILURE
+    """The CLI's exit status when this error stops a command: 4, a failure during the run
+    (never 1, which means escalate/warn). Input errors override it with 3."""
+
+    def diagnostics(self) -> str:
+        """What the command line prints for this error: one or more lines, no traceback.
+
+        The message, or the error's type when it has none. Subclasses that carry context
+        (a campaign field, a fix) lay it out on lines of its own.
+        """
+        return str(self) or type(self).__name__
 
 
 class ConfigError(JuratError):
     """Configuration or input is wrong; nothing was evaluated."""
+
+    exit_code: ClassVar[int] = _EXIT_INPUT
 
 
 class CampaignError(ConfigError):
@@ -61,17 +88,25 @@ class CampaignError(ConfigError):
         line: int | None = None,
         fix: str | None = None,
     ) -> None:
+        self.message = message
         self.file = file
         self.field = field
         self.line = line
         self.fix = fix
-        where = ""
-        if file:
-            where = file + (f":{line}" if line else "") + ": "
-        text = where + (f"field `{field}`: " if field else "") + message
+        text = self._located()
         if fix:
             text += f" (fix: {fix})"
         super().__init__(text)
+
+    def _located(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        return where + (f"field `{self.field}`: " if self.field else "") + self.message
+
+    def diagnostics(self) -> str:
+        """File, line, field and message on the first line; the fix on its own line."""
+        return self._located() + (f"\n  fix: {self.fix}" if self.fix else "")
 
 
 class DestinationError(ConfigError):
@@ -120,6 +155,8 @@ class JudgeOutputError(ValidationError):
 
 class IntakeError(JuratError):
     """Stale policy, altered artifact or unreadable input at intake."""
+
+    exit_code: ClassVar[int] = _EXIT_INPUT
 
 
 class LedgerError(JuratError):

@@ -30,7 +30,8 @@ from jurat.checks import (
     invariance_verdict,
 )
 from jurat.errors import FoldInputError, ValidationError
-from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, wilson_interval
+from jurat.fold import wilson_interval
+from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC
 
 DATA = Path(__file__).parent / "data" / "gsm8k_subset.jsonl"
 
@@ -232,7 +233,7 @@ def test_to_gate_maps_to_the_equivalence_gate() -> None:
     tool_version = version("math-verify")
     same = deterministic_equivalence("#### 72", r"\boxed{72}").to_gate()
     assert (same.id, same.outcome, same.tool, same.tool_version) == (
-        DETERMINISTIC_EQUIVALENCE_GATE,
+        GATE_EQUIVALENCE_DETERMINISTIC,
         "pass",
         "math-verify",
         tool_version,

@@ -1,4 +1,4 @@
-"""``jurat check`` as check_main and as ``python -m jurat.checks``: output and exit codes."""
+"""``jurat check`` as check_command and as ``python -m jurat check``: output and exit codes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jurat.checks import check_main, parse_limits
+from jurat.cli._check import check_command, parse_limits
 from jurat.errors import ConfigError
 
 GOOD = "def add(a, b):\n    return a + b\n"
@@ -28,7 +28,7 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 def test_passing_candidate_exits_0_with_a_table(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert check_main(files[0], files[1], None, False) == 0
+    assert check_command(files[0], files[1], None, False) == 0
     out = capsys.readouterr().out
     assert "tests.pass" in out and "every required gate passed" in out
 
@@ -36,7 +36,7 @@ def test_passing_candidate_exits_0_with_a_table(
 def test_json_lists_every_gate_with_tool_and_version(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert check_main(files[0], files[1], "wall_s=5,memory_mb=256", True) == 0
+    assert check_command(files[0], files[1], "wall_s=5,memory_mb=256", True) == 0
     doc = json.loads(capsys.readouterr().out)
     gates = {g["id"]: g for g in doc["gates"]}
     for gate_id in ("python.parse", "python.imports", "lint.ruff", "tests.pass", "coverage"):
@@ -52,7 +52,7 @@ def test_failing_required_gate_exits_2(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     files[0].write_text("def add(a, b):\n    return a - b\n")
-    assert check_main(files[0], files[1], None, True) == 2
+    assert check_command(files[0], files[1], None, True) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["required_failed"] == ["tests.pass"] and doc["ok"] is False
 
@@ -61,7 +61,7 @@ def test_timeout_is_reported_in_json(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     files[0].write_text("def add(a, b):\n    while True:\n        pass\n")
-    assert check_main(files[0], files[1], "cpu_s=1,wall_s=5", True) == 2
+    assert check_command(files[0], files[1], "cpu_s=1,wall_s=5", True) == 2
     gates = {g["id"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
     assert gates["tests.pass"]["detail"] == "timeout"
     assert gates["python.parse"]["outcome"] == "pass"
@@ -70,11 +70,11 @@ def test_timeout_is_reported_in_json(
 def test_without_tests_only_parsing_is_required(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert check_main(files[0], None, None, True) == 0
+    assert check_command(files[0], None, None, True) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {g["id"]: g["outcome"] for g in doc["gates"]}["tests.pass"] == "skip"
     files[0].write_text("def add(a, b)\n    return a\n")
-    assert check_main(files[0], None, None, True) == 2
+    assert check_command(files[0], None, None, True) == 2
 
 
 def test_tests_may_import_the_candidate_by_its_file_name(
@@ -84,7 +84,7 @@ def test_tests_may_import_the_candidate_by_its_file_name(
     candidate.write_text(GOOD)
     tests = tmp_path / "test_mymath.py"
     tests.write_text(TEST.replace("from solution", "from mymath"))
-    assert check_main(candidate, tests, None, False) == 0
+    assert check_command(candidate, tests, None, False) == 0
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_tests_may_import_the_candidate_by_its_file_name(
 def test_bad_limits_exit_3_naming_the_field(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], limits: str, field: str
 ) -> None:
-    assert check_main(files[0], files[1], limits, False) == 3
+    assert check_command(files[0], files[1], limits, False) == 3
     err = capsys.readouterr().err
     assert field in err and "fix" in err
 
@@ -108,13 +108,13 @@ def test_bad_limits_exit_3_naming_the_field(
 def test_missing_or_unreadable_input_exits_3(
     tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert check_main(tmp_path / "nope.py", None, None, False) == 3
+    assert check_command(tmp_path / "nope.py", None, None, False) == 3
     assert "CANDIDATE" in capsys.readouterr().err
-    assert check_main(files[0], tmp_path / "missing_test.py", None, False) == 3
+    assert check_command(files[0], tmp_path / "missing_test.py", None, False) == 3
     assert "--tests" in capsys.readouterr().err
     binary = tmp_path / "bin.py"
     binary.write_bytes(b"\xff\xfe\x00")
-    assert check_main(binary, None, None, False) == 3
+    assert check_command(binary, None, None, False) == 3
     assert "UTF-8" in capsys.readouterr().err
 
 
@@ -127,7 +127,7 @@ def test_parse_limits_keeps_defaults_for_unnamed_limits() -> None:
 
 def test_module_entry_point(files: tuple[Path, Path]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "jurat.checks", str(files[0]), "--tests", str(files[1]), "--json"],
+        [sys.executable, "-m", "jurat", "check", str(files[0]), "--tests", str(files[1]), "--json"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -135,6 +135,6 @@ def test_module_entry_point(files: tuple[Path, Path]) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True
     usage = subprocess.run(
-        [sys.executable, "-m", "jurat.checks", "--bogus"], capture_output=True, timeout=60
+        [sys.executable, "-m", "jurat", "check", "--bogus"], capture_output=True, timeout=60
     )
     assert usage.returncode == 3

@@ -2,32 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from jurat.fold import decide
-from jurat.models import RiskTier, Vote
+from jurat.errors import FoldInputError
+from jurat.fold import RUBRIC_OPERATOR, decide
+from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, RiskTier, Vote
+from tests.support.builders import (
+    SEED_Q,
+    SEED_RUBRIC,
+    SEED_SCORES,
+    arcv,
+    criterion_answer,
+    equivalence_answer,
+    gate,
+    gates,
+    policy,
+    vote,
+    votes_by_judge,
+)
 
-from ._builders import arcv, gates, policy, vote
-
-GOOD = arcv((5, 4, 4, 4))
+GOOD = arcv(SEED_SCORES)
 BAD = arcv((2, 2, 2, 2), "reject")
 
 
-def rubric_votes(per_judge: list[list[dict | None]]) -> list[Vote]:
-    out = []
-    for j, answers in enumerate(per_judge):
-        for k, a in enumerate(answers):
-            out.append(vote(f"J{j}", k, a, error="timeout" if a is None else None))
-    return out
+def rubric_votes(per_judge: list[list[dict[str, Any] | None]]) -> list[Vote]:
+    """Judge Jj's samples are per_judge[j]; None is a timed-out sample."""
+    return votes_by_judge({f"J{j}": answers for j, answers in enumerate(per_judge)})
 
 
 def test_rubric_accepts_with_three_agreeing_judges() -> None:
     d = decide(policy(), gates(), rubric_votes([[GOOD] * 5] * 3))
     assert d.disposition == "accept"
-    assert d.q == 0.8625 and d.q_bp == 8625
+    assert d.q == SEED_Q and d.q_bp == 8625
     assert d.independent_votes == 3 and d.samples == 15 and d.valid_samples == 15
     assert d.agreement_votes == "3/3"
-    assert d.aggregation == "median-of-judge-medians"
+    assert d.aggregation == RUBRIC_OPERATOR
 
 
 def test_failed_required_test_vetoes_unanimous_accept() -> None:
@@ -63,9 +74,7 @@ def test_declared_tier_with_one_vote() -> None:
 
 
 def test_minimum_per_criterion_blocks_style_compensation() -> None:
-    from ._builders import RUBRIC
-
-    lenient = RUBRIC.model_copy(update={"threshold": 0.6})
+    lenient = SEED_RUBRIC.model_copy(update={"threshold": 0.6})
     style = arcv((2, 5, 5, 5))  # Q = 0.6625 clears 0.6, but correctness 2 < minimum 3
     d = decide(policy(rubric=lenient), gates(), rubric_votes([[style] * 5] * 3))
     assert d.q == 0.6625
@@ -74,15 +83,14 @@ def test_minimum_per_criterion_blocks_style_compensation() -> None:
 
 
 def test_disagreeing_judges_escalate_under_elevated_tier() -> None:
-    p = policy(judges=5, tier=RiskTier(name="elevated", votes=5, min_agreement=0.8))
+    p = policy(judges=5, tier="elevated")
     d = decide(p, gates(), rubric_votes([[GOOD] * 5] * 3 + [[BAD] * 5] * 2))
     assert d.disposition == "escalate"
     assert d.agreement_votes == "3/5"
 
 
 def test_critical_tier_needs_adjudication() -> None:
-    p = policy(judges=5, tier=RiskTier(name="critical", votes=5, min_agreement=1.0,
-                                       adjudication=True))
+    p = policy(judges=5, tier="critical")
     d = decide(p, gates(), rubric_votes([[GOOD] * 5] * 5))
     assert d.disposition == "escalate"
     assert "adjudication" in d.reasons[0]
@@ -127,8 +135,8 @@ def test_pairwise_a_b_tie_escalates() -> None:
 
 def test_criteria_stability_and_rollout() -> None:
     p = policy(kind="criteria", judges=1, samples=5, rubric=None)
-    votes = [vote("J0", k, {"verdict": "no"}, "c1") for k in range(5)]
-    votes += [vote("J0", k, {"verdict": "yes"}, "c2") for k in range(5)]
+    votes = [vote("J0", k, criterion_answer("no"), "c1") for k in range(5)]
+    votes += [vote("J0", k, criterion_answer("yes"), "c2") for k in range(5)]
     d = decide(p, [], votes)
     assert d.rollout == "BLOCK"
     assert d.stability == {"min_blocker_agreement": 0.8, "unstable_blocker_failures": 0}
@@ -138,8 +146,8 @@ def test_criteria_stability_and_rollout() -> None:
 def test_criteria_unstable_blocker_warns() -> None:
     p = policy(kind="criteria", judges=1, samples=5)
     answers = ["no", "no", "no", "yes", "yes"]
-    votes = [vote("J0", k, {"verdict": a}, "c1") for k, a in enumerate(answers)]
-    votes += [vote("J0", k, {"verdict": "yes"}, "c2") for k in range(5)]
+    votes = [vote("J0", k, criterion_answer(a), "c1") for k, a in enumerate(answers)]
+    votes += [vote("J0", k, criterion_answer("yes"), "c2") for k in range(5)]
     d = decide(p, [], votes)
     assert d.rollout == "WARN"
     assert d.stability is not None and d.stability["unstable_blocker_failures"] == 1
@@ -147,17 +155,15 @@ def test_criteria_unstable_blocker_warns() -> None:
 
 def test_criteria_single_sample_has_no_stability_object() -> None:
     p = policy(kind="criteria", judges=1, samples=1)
-    votes = [vote("J0", 0, {"verdict": "yes"}, "c1"), vote("J0", 0, {"verdict": "yes"}, "c2")]
+    votes = [vote("J0", 0, criterion_answer("yes"), c) for c in ("c1", "c2")]
     d = decide(p, [], votes)
     assert d.rollout == "SHIP" and d.stability is None
 
 
 def test_equivalence_deterministic_gate_overrides_judges() -> None:
-    from jurat.models import GateOutcome
-
     p = policy(kind="equivalence", judges=1, samples=1)
-    det = GateOutcome(id="equivalence.deterministic", outcome="fail", tool="math-verify")
-    votes = [vote("J0", 0, {"decision": "EQUIVALENT"}, "equivalence")]
+    det = gate(GATE_EQUIVALENCE_DETERMINISTIC, "fail", required=False, tool="math-verify")
+    votes = [vote("J0", 0, equivalence_answer("EQUIVALENT"), "equivalence")]
     d = decide(p, [det], votes)
     assert d.equivalent is False and d.equivalence_settled
 
@@ -165,22 +171,18 @@ def test_equivalence_deterministic_gate_overrides_judges() -> None:
 def test_equivalence_judge_multivote() -> None:
     p = policy(kind="equivalence", judges=1, samples=3)
     dec = ["EQUIVALENT", "EQUIVALENT", "DIFFERENT"]
-    votes = [vote("J0", k, {"decision": x}, "equivalence") for k, x in enumerate(dec)]
+    votes = [vote("J0", k, equivalence_answer(x), "equivalence") for k, x in enumerate(dec)]
     assert decide(p, [], votes).equivalent is None  # min_agreement = 3
-    votes = [vote("J0", k, {"decision": "EQUIVALENT"}, "equivalence") for k in range(3)]
+    votes = [vote("J0", k, equivalence_answer("EQUIVALENT"), "equivalence") for k in range(3)]
     assert decide(p, [], votes).equivalent is True
 
 
 def test_vote_from_unknown_judge_is_refused() -> None:
-    from jurat.errors import FoldInputError
-
     with pytest.raises(FoldInputError, match="votes\\[0\\].judge"):
         decide(policy(), gates(), [vote("intruder", 0, GOOD)])
 
 
 def test_unknown_rule_is_refused() -> None:
-    from jurat.errors import FoldInputError
-
     with pytest.raises(FoldInputError, match="fold_rule"):
         decide(policy(), gates(), [], rule="jurat.fold/v0")
 
@@ -192,8 +194,6 @@ def test_split_vote_is_escalated_whatever_the_hash_seed() -> None:
 
 
 def test_answer_without_scores_is_a_fold_input_error() -> None:
-    from jurat.errors import FoldInputError
-
     broken = {k: v for k, v in GOOD.items() if k != "scores"}
     with pytest.raises(FoldInputError, match="scores"):
         decide(policy(), gates(), rubric_votes([[broken] * 5] * 3))

@@ -7,13 +7,13 @@ from hypothesis import strategies as st
 
 import jurat
 from jurat.fold import decide
-
-from ._builders import arcv, gates, policy, vote
+from jurat.models import ARCV_SCORE_KEYS as KEYS
+from jurat.models import GATE_TESTS_PASS
+from tests.support.builders import SEED_WEIGHTS as W
+from tests.support.builders import arcv, criterion_answer, gate, gates, policy, vote
 
 label = st.sampled_from(["yes", "no", "unsure", None])
 score = st.integers(min_value=1, max_value=5)
-KEYS = ("correctness", "reasoning", "adherence", "presentation")
-W = {"correctness": 0.45, "reasoning": 0.25, "adherence": 0.20, "presentation": 0.10}
 
 
 @given(st.lists(label, min_size=1, max_size=15), st.randoms(use_true_random=False),
@@ -71,12 +71,10 @@ def test_failed_required_gate_never_accepts(scores, kind) -> None:
 
 @given(st.lists(st.sampled_from(["yes", "no", "unsure"]), min_size=10, max_size=10))
 def test_failed_required_gate_never_ships(verdicts) -> None:
-    from jurat.models import GateOutcome
-
     p = policy(kind="criteria", judges=1, samples=5)
-    votes = [vote("J0", k % 5, {"verdict": v}, "c1" if k < 5 else "c2")
+    votes = [vote("J0", k % 5, criterion_answer(v), "c1" if k < 5 else "c2")
              for k, v in enumerate(verdicts)]
-    failed = [GateOutcome(id="tests.pass", outcome="fail", required=True)]
+    failed = [gate(GATE_TESTS_PASS, "fail")]
     assert decide(p, failed, votes).rollout == "BLOCK"
 
 

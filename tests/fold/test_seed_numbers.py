@@ -8,14 +8,17 @@ import pytest
 
 import jurat
 from jurat.fold import basis_points, q_exact, quorum_count
-
-WEIGHTS = {"correctness": 0.45, "reasoning": 0.25, "adherence": 0.20, "presentation": 0.10}
+from jurat.fold._criterion import meets
+from jurat.models import RISK_TIERS
+from tests.support.builders import SEED_WEIGHTS, scores
 
 
 def test_q_for_seed_000_example_is_exactly_0_8625() -> None:
-    scores = {"correctness": 5, "reasoning": 4, "adherence": 4, "presentation": 4}
-    assert jurat.rubric_score(scores, WEIGHTS) == 0.8625
-    assert basis_points(q_exact(scores, WEIGHTS)) == 8625
+    # Weights [0.45, 0.25, 0.20, 0.10] and scores [5, 4, 4, 4] give Q = 0.8625.
+    assert list(SEED_WEIGHTS.values()) == [0.45, 0.25, 0.20, 0.10]
+    example = scores((5, 4, 4, 4))
+    assert jurat.rubric_score(example, SEED_WEIGHTS) == 0.8625
+    assert basis_points(q_exact(example, SEED_WEIGHTS)) == 8625
 
 
 def test_aab_agreement_two_thirds_passes_standard_tier() -> None:
@@ -23,9 +26,9 @@ def test_aab_agreement_two_thirds_passes_standard_tier() -> None:
     assert c.n == 3 and c.agreement == pytest.approx(2 / 3)
     assert c.majority == "A"
     # Standard tier: 3 votes, minimum agreement 2/3.
-    from jurat.fold._criterion import meets
-
-    assert meets(c.top, c.n, 2 / 3)
+    standard = RISK_TIERS["standard"]
+    assert (standard.votes, standard.min_agreement) == (3, 2 / 3)
+    assert meets(c.top, c.n, standard.min_agreement)
 
 
 def test_abtie_has_no_majority_and_maximal_entropy() -> None:

@@ -10,6 +10,8 @@ import pytest
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.judges import Engine
 from jurat.models import (
+    GATE_PYTHON_PARSE,
+    GATE_TESTS_PASS,
     Artifact,
     CriteriaSuite,
     Criterion,
@@ -24,12 +26,12 @@ from tests.support.rubrics import SEED_RUBRIC
 RUBRIC = SEED_RUBRIC
 
 PASSING = (
-    GateOutcome(id="python.parse", outcome="pass", required=True),
-    GateOutcome(id="tests.pass", outcome="pass", required=True),
+    GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),
+    GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True),
 )
 FAILING = (
-    GateOutcome(id="python.parse", outcome="pass", required=True),
-    GateOutcome(id="tests.pass", outcome="fail", required=True, detail="2 failed"),
+    GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),
+    GateOutcome(id=GATE_TESTS_PASS, outcome="fail", required=True, detail="2 failed"),
 )
 
 

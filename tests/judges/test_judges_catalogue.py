@@ -15,7 +15,7 @@ import pytest
 
 from jurat.fold import decide
 from jurat.judges import Engine, run_samples
-from jurat.models import EvidenceBundle, EvidenceItem, GateOutcome, RiskTier
+from jurat.models import GATE_PYTHON_PARSE, EvidenceBundle, EvidenceItem, GateOutcome, RiskTier
 from tests.judges.conftest import FAILING, PASSING, artifact, judge, policy
 from tests.support.fake_openai import FakeOpenAI, Reply, arcv_decision, completion, reply_json
 
@@ -199,7 +199,7 @@ CATALOGUE: list[tuple[str, list[Reply], str, tuple[GateOutcome, ...]]] = [
         "accept-missing-gate",
         [answer()],
         "accept_with_failed_gates",
-        (GateOutcome(id="python.parse", outcome="pass", required=True),),
+        (GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),),
     ),
     ("preference-b-single", [answer(preference="B")], "bad_preference", PASSING),
 ]

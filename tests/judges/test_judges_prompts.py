@@ -17,7 +17,7 @@ from jurat.judges import (
     render_decision,
     render_equivalence,
 )
-from jurat.models import Criterion, EvidenceBundle, EvidenceItem
+from jurat.models import GATE_TESTS_PASS, Criterion, EvidenceBundle, EvidenceItem
 from tests.judges.conftest import FAILING, RUBRIC, artifact, pair
 
 # Seed 002 §4, copied from the seed: the template must keep this text exactly.
@@ -153,7 +153,7 @@ def test_decision_prompt_carries_digest_gates_evidence_and_delimited_content() -
                 tool_version="8.4",
                 sha256="e" * 64,
                 excerpt="FAILED test_add - assert 3 == 4",
-                gate="tests.pass",
+                gate=GATE_TESTS_PASS,
             ),
         )
     )

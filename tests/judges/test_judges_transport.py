@@ -1,4 +1,4 @@
-"""jurat's lean HTTP/1.1 transport, rate limiting, and the order-reversal report."""
+"""jurat's lean HTTP/1.1 transport and rate limiting."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator, Callable
 import httpx2
 import pytest
 
-from jurat.judges import EndpointLimiter, TokenBucket, order_reversal_consistency
+from jurat.judges import EndpointLimiter, TokenBucket
 from jurat.judges._transport import PlainHTTPTransport, ResponseTooLarge
-from jurat.models import Vote
 
 
 async def serve(
@@ -193,32 +192,3 @@ async def test_endpoint_limiter_bounds_concurrency_and_tokens() -> None:
     await asyncio.gather(*(call() for _ in range(6)))
     assert peak == 2
     assert clock.now > 0  # 6 x 60 tokens > the 100-token bucket at 10 tokens/s
-
-
-# -- order-reversal consistency --------------------------------------------------------------
-
-
-def vote(judge: str, k: int, order: str, preference: str | None) -> Vote:
-    answer = None if preference is None else {"preference": preference}
-    return Vote(
-        judge=judge,
-        criterion="pairwise",
-        sample=k,
-        order=order,
-        answer=answer,
-        error=None if answer else "timeout",
-    )
-
-
-def test_order_reversal_consistency() -> None:
-    consistent = [vote("A", 0, "AB", "A"), vote("A", 1, "BA", "B"), vote("A", 2, "AB", "A")]
-    position_biased = [vote("B", 0, "AB", "A"), vote("B", 1, "BA", "A"), vote("B", 2, "BA", None)]
-    report = order_reversal_consistency(consistent + position_biased)
-    a, b = report["judges"]["A"], report["judges"]["B"]
-    assert (a["pairs"], a["consistent_pairs"], a["consistency"]) == (2, 2, 1.0)
-    assert a["first_position_rate"] == pytest.approx(2 / 3)
-    assert (b["pairs"], b["consistent_pairs"], b["consistency"]) == (2, 0, 0.0)
-    assert b["first_position_rate"] == 1.0
-    assert b["canonical"]["BA"]["error"] == 1
-    assert report["samples"] == {"AB": 3, "BA": 3}
-    assert order_reversal_consistency([vote("A", 0, "AB", "A")])["consistency"] is None

@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jurat.canonical import digest_json
+from jurat.canonical import StrictJSONError, digest_json, loads_strict
 from jurat.errors import JudgeOutputError
+from jurat.fold import gate_veto, hard_gates_pass
 from jurat.judges import (
     RawResponse,
     arcv_schema,
-    hard_gates_pass,
     interpret,
     strict_loads,
     validate_answer,
 )
-from jurat.models import GateOutcome
+from jurat.models import GATE_LINT_RUFF, GATE_TESTS_PASS, GateOutcome
 from tests.judges.conftest import FAILING, PASSING, RUBRIC
 from tests.support.fake_openai import arcv_decision
 
@@ -66,13 +66,40 @@ def test_schema_is_the_seed_schema_verbatim() -> None:
         ('{"a": 1', "malformed_json"),
         ("", "malformed_json"),
         ("\ufeff{}", "malformed_json"),
+        ('{"a": "\\ud800"}', "malformed_json"),
+        ("{}".encode("utf-16"), "malformed_json"),
         ("[" * 100_000 + "]" * 100_000, "oversized"),
     ],
 )
-def test_strict_loads_refuses(text: str, kind: str) -> None:
+def test_strict_loads_refuses(text: str | bytes, kind: str) -> None:
     with pytest.raises(JudgeOutputError) as info:
         strict_loads(text)
     assert info.value.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "vote_error"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate_key", "duplicate_key"),
+        ('{"a": NaN}', "non_finite_number", "non_finite_number"),
+        ('{"a": 1e999}', "non_finite_number", "non_finite_number"),
+        ("[" * 65 + "]" * 65, "too_deep", "malformed_json"),
+        ('"\\udc00"', "lone_surrogate", "malformed_json"),
+        (b"\xff{}", "encoding", "malformed_json"),
+        ("{} {}", "malformed", "malformed_json"),
+        ("[" + "1," * 200 + "1]", "oversized", "oversized"),
+    ],
+)
+def test_the_vote_error_is_the_one_parsers_reason(
+    text: str | bytes, reason: str, vote_error: str
+) -> None:
+    # One parser (jurat.canonical) says why it refused; the judge validator only renames it.
+    with pytest.raises(StrictJSONError) as info:
+        loads_strict(text, max_bytes=256)
+    assert info.value.kind == reason
+    with pytest.raises(JudgeOutputError) as judged:
+        strict_loads(text, limit=256)
+    assert judged.value.kind == vote_error
 
 
 def test_strict_loads_takes_one_whole_document() -> None:
@@ -123,10 +150,23 @@ def test_failed_gates_still_allow_an_honest_rejection() -> None:
 
 
 def test_gates_marked_required_count_even_when_not_listed() -> None:
-    gates = (*PASSING, GateOutcome(id="lint.ruff", outcome="error", required=True))
+    gates = (*PASSING, GateOutcome(id=GATE_LINT_RUFF, outcome="error", required=True))
     assert hard_gates_pass(gates, RUBRIC.hard_gates) is False
     assert hard_gates_pass(PASSING, RUBRIC.hard_gates) is True
     assert hard_gates_pass((), ()) is True
+
+
+@pytest.mark.parametrize("gates", [PASSING, FAILING, ()])
+def test_the_validator_refuses_an_accept_exactly_when_the_fold_vetoes(
+    gates: tuple[GateOutcome, ...],
+) -> None:
+    veto = gate_veto(RUBRIC.hard_gates, gates)
+    accepted = json.dumps(arcv_decision(D))
+    if veto.passed:
+        assert check("rubric", accepted, gates=gates)["disposition"] == "accept"
+    else:
+        assert kind_of("rubric", accepted, gates=gates) == "accept_with_failed_gates"
+        assert GATE_TESTS_PASS in veto.failed
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,13 @@ def make_sqlite_target(tmp_path: Path) -> Target:
     return Target("sqlite", f"sqlite:///{db}", None, Path(f"{db}.checkpoint"), tmp_path)
 
 
+def require_postgres() -> None:
+    """Fail, never skip, when the PostgreSQL server the tests use is not there."""
+    if not pg_available():
+        pytest.fail(f"PostgreSQL not reachable at {PG_URL}: start it (docs/design.md, "
+                    "'Running the tests') or set JURAT_TEST_PG_URL")
+
+
 @pytest.fixture
 def sqlite_target(tmp_path: Path) -> Target:
     return make_sqlite_target(tmp_path)
@@ -102,9 +109,7 @@ def sqlite_target(tmp_path: Path) -> Target:
 
 @pytest.fixture
 def pg_target(tmp_path: Path) -> Iterator[Target]:
-    if not pg_available():
-        pytest.fail(f"PostgreSQL not reachable at {PG_URL}: start it (see the machine notes) "
-                    "or set JURAT_TEST_PG_URL")
+    require_postgres()
     schema = f"jurat_t_{uuid.uuid4().hex[:12]}"
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)
@@ -119,9 +124,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
     if request.param == "sqlite":
         yield make_sqlite_target(tmp_path)
         return
-    if not pg_available():
-        pytest.fail(f"PostgreSQL not reachable at {PG_URL}: start it (see the machine notes) "
-                    "or set JURAT_TEST_PG_URL")
+    require_postgres()
     schema = f"jurat_t_{uuid.uuid4().hex[:12]}"
     try:
         yield Target("postgresql", PG_URL, schema, tmp_path / "pg.checkpoint", tmp_path)

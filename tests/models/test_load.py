@@ -9,6 +9,7 @@ import pytest
 
 from jurat import load_campaign
 from jurat.errors import CampaignError, ConfigError, JuratError
+from tests.support.builders import SEED_RUBRIC
 
 GOOD = """\
 [campaign]
@@ -50,6 +51,7 @@ def test_good_campaign_loads_frozen(tmp_path: Path) -> None:
     assert c.id == "demo" and c.policy.kind == "rubric"
     assert c.policy.risk_tier.votes == 3
     assert c.policy.rubric is not None and c.policy.rubric.criteria[0].minimum == 3
+    assert c.policy.rubric == SEED_RUBRIC  # the builders' rubric is this file's
     with pytest.raises(pydantic.ValidationError):
         c.policy.rubric.threshold = 0.1  # type: ignore[misc]
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from jurat.receipts import PrivateKey, keygen, load_private_key, sign_statement
-
-from ._build import gates, rubric_policy, rubric_votes, statement_for
+from tests.support.builders import rubric_case, statement_for
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +31,7 @@ def pub_path(key_dir: Path) -> Path:
 @pytest.fixture()
 def statement() -> dict[str, Any]:
     return statement_for(
-        rubric_policy(),
-        gates(),
-        rubric_votes(),
+        *rubric_case(),
         inputs={
             "assignment": "asg-7",
             "upstream_receipts": [{"name": "stage1", "sha256": "2" * 64}],

@@ -1,6 +1,6 @@
 """Hostile receipts: whatever the bytes, `jurat verify` fails a numbered step and exits 1.
 
-The adversary writes every byte of the receipt (DESIGN.md, "Trust boundaries"): nesting
+The adversary writes every byte of the receipt (docs/design.md, "Trust boundaries"): nesting
 100 000 levels deep (in the bundle and inside the signed payload), a byte order mark,
 UTF-16, more than the size limit, a non-object ``publicKey``, huge unknown fields. None
 of it may reach a traceback, in `jurat verify`, `jurat report` or `read_statement`.
@@ -30,8 +30,7 @@ from jurat.receipts import (
     sign_payload,
     verify_bundle,
 )
-
-from ._build import SOURCE
+from tests.support.builders import SOURCE
 
 DEEP = 100_000
 DEEP_ARRAYS = b"[" * DEEP + b"]" * DEEP
@@ -423,7 +422,7 @@ def test_report_over_a_deep_signed_payload_is_a_clear_error(
 def test_a_hostile_inclusion_proof_fails_step_8(
     receipt_file: Path, pub_path: Path, tmp_path: Path
 ) -> None:
-    from jurat.receipts import verify_main
+    from jurat.cli._verify import verify_command
 
     checkpoint = tmp_path / "checkpoint"
     checkpoint.write_text("jurat.dev/log\n1\nAAAA\n")
@@ -439,15 +438,15 @@ def test_a_hostile_inclusion_proof_fails_step_8(
         result = cli("verify", str(receipt_file), "--key", str(pub_path),
                      "--checkpoint", str(checkpoint))
         assert result.exit_code == 1 and "8. FAIL" in result.output and needle in result.output
-        assert verify_main(receipt_file, pub_path, checkpoint, inclusion=never) == 1
+        assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 1
     assert calls == []  # refused before the ledger's check reads it
     proof.write_text("{}")
     checkpoint.write_bytes(b"x" * (64 * 1024 + 1))
-    assert verify_main(receipt_file, pub_path, checkpoint, inclusion=never) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 1
     checkpoint.write_text("jurat.dev/log\n1\nAAAA\n")
 
     def crashes(bundle: bytes, p: Path, cp: Path) -> str:
         raise ValueError("non-hexadecimal number found in fromhex()")
 
-    assert verify_main(receipt_file, pub_path, checkpoint, inclusion=crashes) == 1
-    assert verify_main(receipt_file, pub_path, checkpoint, inclusion=never) == 0
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=crashes) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 0

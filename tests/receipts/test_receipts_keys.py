@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
+from jurat.cli._verify import keygen_command
 from jurat.errors import ConfigError
 from jurat.receipts import (
     default_key_path,
     default_public_key_path,
     keygen,
-    keygen_main,
     load_or_create_default_key,
     load_private_key,
     load_public_key,
@@ -22,6 +22,7 @@ from jurat.receipts import (
     verify_bundle,
 )
 from jurat.receipts._keys import private_key_pem, public_key_der, public_key_pem
+from tests.support.builders import rubric_case, statement_for
 
 
 def test_keygen_writes_pkcs8_0600_and_spki(tmp_path: Path) -> None:
@@ -48,10 +49,10 @@ def test_keygen_refuses_to_overwrite(tmp_path: Path) -> None:
 
 
 def test_keygen_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert keygen_main(tmp_path) == 0
+    assert keygen_command(tmp_path) == 0
     out = capsys.readouterr().out
     assert "jurat.key" in out and "0600" in out and "key hint" in out
-    assert keygen_main(tmp_path) == 3
+    assert keygen_command(tmp_path) == 3
     assert "refusing to overwrite" in capsys.readouterr().err
 
 
@@ -104,12 +105,10 @@ def test_default_key_falls_back_to_dot_config(
 
 
 def test_ed25519_is_optional_and_verifies(tmp_path: Path) -> None:
-    from ._build import gates, rubric_policy, rubric_votes, statement_for
-
     priv, pub = keygen(tmp_path, algorithm="ed25519")
     key = load_private_key(priv)
     assert isinstance(key, ed25519.Ed25519PrivateKey)
-    bundle = sign_statement(statement_for(rubric_policy(), gates(), rubric_votes()), key)
+    bundle = sign_statement(statement_for(*rubric_case()), key)
     report = verify_bundle(bundle, load_public_key(pub))
     assert report.ok, report.failed
     assert "ed25519" in report.steps[2].detail

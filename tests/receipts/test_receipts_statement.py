@@ -17,8 +17,7 @@ from jurat.receipts import (
     rederive,
     replay_fidelity_level_for,
 )
-
-from ._build import (
+from tests.support.builders import (
     artifact,
     criteria_case,
     equivalence_case,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from jurat.canonical import canonical_json, sha256_digest
+from jurat.cli._verify import verify_command
 from jurat.errors import TamperError
 from jurat.receipts import (
     STEPS,
@@ -24,8 +25,8 @@ from jurat.receipts import (
     sign_payload,
     sign_statement,
     verify_bundle,
-    verify_main,
 )
+from tests.support.builders import artifact
 
 
 def _bundle(receipt: bytes) -> dict[str, Any]:
@@ -121,8 +122,6 @@ def test_wrong_subject_digest_resigned_fails_step_5(
 def test_expected_artifact_digest_is_checked(receipt: bytes, pub_path: Path) -> None:
     key = load_public_key(pub_path)
     assert _failed_at(verify_bundle(receipt, key, artifact_sha256="e" * 64)) == 5
-    from ._build import artifact
-
     assert verify_bundle(receipt, key, artifact_sha256=artifact().sha256).ok
 
 
@@ -282,7 +281,7 @@ def test_signature_is_over_pae_not_the_payload(receipt: bytes, pub_path: Path) -
 def test_verify_main_prints_numbered_steps_and_exits_0(
     receipt_file: Path, pub_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert verify_main(receipt_file, pub_path) == 0
+    assert verify_command(receipt_file, pub_path) == 0
     out = capsys.readouterr().out
     for number, name in enumerate(STEPS, start=1):
         assert f"{number}. ok" in out and name in out
@@ -293,7 +292,7 @@ def test_verify_main_exits_1_and_names_the_failed_step(
     receipt_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, other = keygen(tmp_path / "other")
-    assert verify_main(receipt_file, other) == 1
+    assert verify_command(receipt_file, other) == 1
     out = capsys.readouterr().out
     assert "3. FAIL" in out and "4. --" in out and "not run" in out
     assert "step 3 (verify signature) failed" in out
@@ -307,18 +306,18 @@ def test_verify_main_uses_the_default_key_and_says_so(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    assert verify_main(receipt_file, None) == 3  # no default key yet: input error
+    assert verify_command(receipt_file, None) == 3  # no default key yet: input error
     assert "default key" in capsys.readouterr().out
     default = tmp_path / "cfg" / "jurat"
     default.mkdir(parents=True)
     (default / "jurat.pub").write_bytes((key_dir / "jurat.pub").read_bytes())
-    assert verify_main(receipt_file, None) == 0
+    assert verify_command(receipt_file, None) == 0
     assert "the default key" in capsys.readouterr().out
 
 
 def test_verify_main_input_errors_exit_3(tmp_path: Path, pub_path: Path) -> None:
-    assert verify_main(tmp_path / "missing.json", pub_path) == 3
-    assert verify_main(tmp_path / "missing.json", tmp_path / "nokey.pub") == 3
+    assert verify_command(tmp_path / "missing.json", pub_path) == 3
+    assert verify_command(tmp_path / "missing.json", tmp_path / "nokey.pub") == 3
 
 
 def test_step_8_inclusion_hook(
@@ -326,7 +325,7 @@ def test_step_8_inclusion_hook(
 ) -> None:
     checkpoint = tmp_path / "checkpoint.json"
     checkpoint.write_text("{}")
-    assert verify_main(receipt_file, pub_path, checkpoint) == 1  # asked for, but no proof
+    assert verify_command(receipt_file, pub_path, checkpoint) == 1  # asked for, but no proof
     assert "no inclusion proof" in capsys.readouterr().out
     proof = receipt_file.with_name("c1.sigstore.json.proof.json")
     proof.write_text("{}")
@@ -336,35 +335,18 @@ def test_step_8_inclusion_hook(
         seen.append((bundle, p, cp))
         return "leaf 4 of 9 under root abc"
 
-    assert verify_main(receipt_file, pub_path, checkpoint, inclusion=holds) == 0
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=holds) == 0
     assert seen == [(receipt_file.read_bytes(), proof, checkpoint)]
     assert "8. ok" in capsys.readouterr().out
 
     def broken(bundle: bytes, p: Path, cp: Path) -> str:
         raise TamperError("root mismatch")
 
-    assert verify_main(receipt_file, pub_path, checkpoint, inclusion=broken) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=broken) == 1
     assert "root mismatch" in capsys.readouterr().out
     # By default the ledger's check runs: this "{}" proof is refused, and step 8 fails.
-    assert verify_main(receipt_file, pub_path, checkpoint) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint) == 1
     assert "8. FAIL" in capsys.readouterr().out
-
-
-def test_step_8_without_a_ledger_check_fails_with_a_message(
-    receipt_file: Path,
-    pub_path: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    import jurat.ledger
-
-    monkeypatch.delattr(jurat.ledger, "verify_receipt_inclusion", raising=False)
-    checkpoint = tmp_path / "checkpoint.json"
-    checkpoint.write_text("{}")
-    receipt_file.with_name(receipt_file.name + ".proof.json").write_text("{}")
-    assert verify_main(receipt_file, pub_path, checkpoint) == 1
-    assert "verify_receipt_inclusion" in capsys.readouterr().out
 
 
 def test_a_tampered_receipt_file_exits_nonzero(
@@ -380,4 +362,4 @@ def test_a_tampered_receipt_file_exits_nonzero(
 
     bad = tmp_path / "bad.sigstore.json"
     bad.write_bytes(_resigned(statement, key, flip))
-    assert verify_main(bad, pub_path) == 1
+    assert verify_command(bad, pub_path) == 1

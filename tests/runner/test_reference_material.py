@@ -1,4 +1,5 @@
-"""Reference material never reaches contributor-visible output (DESIGN.md, trust boundaries).
+"""Reference material never reaches contributor-visible output (docs/design.md, "Trust
+boundaries").
 
 An equivalence campaign whose ``b`` answers are distinctive gold answers is run end to end
 through the CLI with the sim judge, the ``numeric-simulated`` stub and a loopback

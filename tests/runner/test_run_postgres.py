@@ -6,10 +6,11 @@ import asyncio
 import uuid
 from pathlib import Path
 
+from jurat.cli import ExitCode
 from jurat.ledger import open_ledger
 from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key, load_public_key, verify_bundle
-from jurat.runner import Progress, RunOptions, exit_code, run_campaign_async
+from jurat.runner import Progress, RunOptions, run_campaign_async
 from tests.support.postgres import PG_URL, drop_schema
 
 from ._support import copy_example
@@ -31,7 +32,7 @@ def test_rubric_quickstart_on_postgres_resumes_without_resampling(tmp_path: Path
                 report = ledger.verify()
             finally:
                 ledger.close()
-            assert exit_code([r.decision for r in results]) == 2
+            assert ExitCode.for_decisions(r.decision for r in results) == ExitCode.REJECT
             assert samples == 75 and report.tree_size > samples
         assert all(r.reused for r in results)
         key = load_public_key(pub)

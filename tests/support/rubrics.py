@@ -1,18 +1,8 @@
-"""The seed 000 example rubric, shared by the tests that need a realistic one."""
+"""Kept only for ``tests/judges/conftest.py``; new code imports ``tests.support.builders``.
 
-from __future__ import annotations
+Delete this file once ``tests/judges`` imports ``SEED_RUBRIC`` from the builders.
+"""
 
-from jurat.models import Criterion, Rubric
+from tests.support.builders import SEED_RUBRIC
 
-#: Weights [0.45, 0.25, 0.20, 0.10], a minimum on correctness, the two usual hard gates.
-SEED_RUBRIC = Rubric(
-    version="code-review/1",
-    threshold=0.75,
-    hard_gates=("python.parse", "tests.pass"),
-    criteria=(
-        Criterion(id="correctness", weight=0.45, minimum=3),
-        Criterion(id="reasoning", weight=0.25),
-        Criterion(id="adherence", weight=0.20),
-        Criterion(id="presentation", weight=0.10),
-    ),
-)
+__all__ = ["SEED_RUBRIC"]

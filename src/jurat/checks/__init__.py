@@ -12,7 +12,6 @@ finds every deterministic check in one package.
 """
 
 from jurat.checks._answers import Extracted, extract_final_answer
-from jurat.checks._cli import check_main, parse_limits
 from jurat.checks._complexity import CFG_POLICY, function_complexity
 from jurat.checks._equivalence import (
     EQUIVALENCE_RULE,
@@ -66,7 +65,6 @@ __all__ = [
     "MutantResult",
     "RunOutcome",
     "SandboxRun",
-    "check_main",
     "cores",
     "deterministic_equivalence",
     "extract_final_answer",
@@ -76,7 +74,6 @@ __all__ = [
     "invariance_verdict",
     "load_humaneval",
     "mutants",
-    "parse_limits",
     "rule_set_id",
     "run_checks",
     "run_checks_async",

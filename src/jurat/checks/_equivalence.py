@@ -30,8 +30,8 @@ from jurat.canonical import sha256_digest
 from jurat.checks._answers import Answer, Extracted, extract_answer
 from jurat.checks._mathverify import math_verify_equal, math_verify_version
 from jurat.errors import FoldInputError
-from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, wilson_interval
-from jurat.models import Frozen, GateOutcome
+from jurat.fold import wilson_interval
+from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, Frozen, GateOutcome
 
 __all__ = [
     "EQUIVALENCE_RULE",
@@ -117,7 +117,7 @@ class AnswerCheck(Frozen):
                 "reference": "none",
             }
         return GateOutcome(
-            id=DETERMINISTIC_EQUIVALENCE_GATE,
+            id=GATE_EQUIVALENCE_DETERMINISTIC,
             outcome=outcome,
             tool="math-verify",
             tool_version=math_verify_version(),

@@ -37,6 +37,7 @@ from jurat.checks._steps import (
     step_tests,
 )
 from jurat.errors import ConfigError, DependencyError, SandboxError
+from jurat.models import DEFAULT_HARD_GATES, PYTHON_GATES
 from jurat.models._checks import PythonChecks
 from jurat.models._evidence import EvidenceItem, GateOutcome
 
@@ -49,17 +50,8 @@ __all__ = [
     "tool_versions",
 ]
 
-GATE_IDS = (
-    "python.parse",
-    "python.imports",
-    "lint.ruff",
-    "tests.pass",
-    "coverage",
-    "properties",
-    "complexity",
-    "mutation",
-)
-DEFAULT_HARD_GATES = ("python.parse", "tests.pass")
+#: The gates ``run_checks`` reports, in step order (ids spelled once, in jurat.models).
+GATE_IDS = PYTHON_GATES
 
 
 # --------------------------------------------------------------------------- assembly

@@ -24,6 +24,16 @@ from jurat.checks._parse import declared_version, parse_candidate
 from jurat.checks._policy import inspect_operations, policy_for
 from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
 from jurat.errors import ConfigError, DependencyError, SandboxError
+from jurat.models import (
+    GATE_COMPLEXITY,
+    GATE_COVERAGE,
+    GATE_LINT_RUFF,
+    GATE_MUTATION,
+    GATE_PROPERTIES,
+    GATE_PYTHON_IMPORTS,
+    GATE_PYTHON_PARSE,
+    GATE_TESTS_PASS,
+)
 from jurat.models._checks import Limits, PythonChecks
 from jurat.models._evidence import EvidenceItem, GateOutcome
 
@@ -42,6 +52,8 @@ __all__ = [
 ]
 
 EXCERPT_CHARS = 2000
+#: Why a step that needs the syntax tree was skipped.
+_PARSE_FAILED = f"{GATE_PYTHON_PARSE} failed"
 _TEST_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
 
 Step = tuple[GateOutcome, EvidenceItem | None]
@@ -109,15 +121,15 @@ def step_parse(source: str, config: PythonChecks) -> tuple[ast.Module | None, St
     data: dict[str, Any] = {"grammar": config.version, "runtime": version}
     if error is None:
         gate = GateOutcome(
-            id="python.parse", outcome="pass", tool="python-ast", tool_version=version, data=data
+            id=GATE_PYTHON_PARSE, outcome="pass", tool="python-ast", tool_version=version, data=data
         )
-        item = _evidence("parse", "python-ast", version, "python.parse", data, "parsed")
+        item = _evidence("parse", "python-ast", version, GATE_PYTHON_PARSE, data, "parsed")
         return tree, (gate, item)
     data |= error.model_dump()
     where = f"line {error.line}, column {error.column}"
     detail = f"SyntaxError at {where}: {error.message}"
     gate = GateOutcome(
-        id="python.parse",
+        id=GATE_PYTHON_PARSE,
         outcome="fail",
         tool="python-ast",
         tool_version=version,
@@ -125,14 +137,14 @@ def step_parse(source: str, config: PythonChecks) -> tuple[ast.Module | None, St
         data=data,
     )
     excerpt = f"{detail}\n{error.text}"
-    return None, (gate, _evidence("parse", "python-ast", version, "python.parse", data, excerpt))
+    return None, (gate, _evidence("parse", "python-ast", version, GATE_PYTHON_PARSE, data, excerpt))
 
 
 def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
     """Seed 000, code pipeline step 2: imports and operations under a versioned policy."""
     policy = policy_for(config.import_policy)
     if tree is None:
-        return _skip("python.imports", "jurat", policy.id, "python.parse failed")
+        return _skip(GATE_PYTHON_IMPORTS, "jurat", policy.id, _PARSE_FAILED)
     findings = inspect_operations(tree, policy)
     denied = [f for f in findings if f.severity == "deny"]
     content = [f.model_dump() for f in findings]
@@ -144,7 +156,7 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
     }
     detail = f"{len(denied)} denied, {len(findings) - len(denied)} warnings"
     gate = GateOutcome(
-        id="python.imports",
+        id=GATE_PYTHON_IMPORTS,
         outcome="fail" if denied else "pass",
         tool="jurat",
         tool_version=policy.id,
@@ -153,14 +165,14 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
     )
     lines = [f"{f.line}:{f.col} {f.rule} {f.severity} {f.message}" for f in findings]
     excerpt = "\n".join(lines) or "no findings"
-    return gate, _evidence("imports", "jurat", policy.id, "python.imports", content, excerpt)
+    return gate, _evidence("imports", "jurat", policy.id, GATE_PYTHON_IMPORTS, content, excerpt)
 
 
 def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
     """Seed 000, code pipeline step 3: pinned ruff with a named rule set."""
     set_id = rule_set_id(plan.selectors, plan.target)
     if tree is None:
-        return _skip("lint.ruff", "ruff", "", "python.parse failed")
+        return _skip(GATE_LINT_RUFF, "ruff", "", _PARSE_FAILED)
     try:
         _, version = ruff_binary()
         findings = run_ruff(
@@ -168,13 +180,17 @@ def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
         )
     except DependencyError as exc:
         gate = GateOutcome(
-            id="lint.ruff", outcome="error", tool="ruff", detail=str(exc), data={"rule_set": set_id}
+            id=GATE_LINT_RUFF,
+            outcome="error",
+            tool="ruff",
+            detail=str(exc),
+            data={"rule_set": set_id},
         )
         return gate, None
     content = [f.model_dump() for f in findings]
     data = {"rule_set": set_id, "findings": len(findings), "by_code": _count_codes(findings)}
     gate = GateOutcome(
-        id="lint.ruff",
+        id=GATE_LINT_RUFF,
         outcome="fail" if findings else "pass",
         tool="ruff",
         tool_version=version,
@@ -183,7 +199,7 @@ def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
     )
     lines = [f"{f.line}:{f.column} {f.code} {f.message}" for f in findings]
     excerpt = f"rule set {set_id}\n" + ("\n".join(lines) or "no findings")
-    return gate, _evidence("lint", "ruff", version, "lint.ruff", content, excerpt)
+    return gate, _evidence("lint", "ruff", version, GATE_LINT_RUFF, content, excerpt)
 
 
 def _count_codes(findings: Sequence[Any]) -> dict[str, int]:
@@ -199,9 +215,9 @@ def step_tests(
     """Seed 000, code pipeline step 4: the campaign's tests in the bubblewrap sandbox."""
     pytest_version = metadata.version("pytest")
     if tree is None:
-        return None, _skip("tests.pass", "pytest", pytest_version, "python.parse failed")
+        return None, _skip(GATE_TESTS_PASS, "pytest", pytest_version, _PARSE_FAILED)
     if not plan.tests:
-        return None, _skip("tests.pass", "pytest", pytest_version, "no tests supplied")
+        return None, _skip(GATE_TESTS_PASS, "pytest", pytest_version, "no tests supplied")
     files = {f"{plan.module}.py": source, **plan.tests}
     try:
         run = run_tests(
@@ -215,14 +231,14 @@ def step_tests(
     except SandboxError as exc:
         data = {"outcome": "sandbox_error", "message": str(exc)}
         gate = GateOutcome(
-            id="tests.pass",
+            id=GATE_TESTS_PASS,
             outcome="error",
             tool="pytest",
             tool_version=pytest_version,
             detail="sandbox_error",
             data=data,
         )
-        item = _evidence("tests", "pytest", pytest_version, "tests.pass", data, str(exc))
+        item = _evidence("tests", "pytest", pytest_version, GATE_TESTS_PASS, data, str(exc))
         return None, (gate, item)
     return run, _tests_gate(run, plan, config.limits, pytest_version)
 
@@ -251,7 +267,7 @@ def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> St
         "sandbox": SANDBOX_PROTOCOL,
     }
     gate = GateOutcome(
-        id="tests.pass",
+        id=GATE_TESTS_PASS,
         outcome="pass" if run.outcome == "passed" else "fail",
         tool="pytest",
         tool_version=version,
@@ -267,7 +283,9 @@ def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> St
         "output_truncated": run.output_truncated,
         "test_set_sha256": plan.test_set_sha256,
     }
-    return gate, _evidence("tests", "pytest", version, "tests.pass", content, _tests_excerpt(run))
+    return gate, _evidence(
+        "tests", "pytest", version, GATE_TESTS_PASS, content, _tests_excerpt(run)
+    )
 
 
 def _tests_excerpt(run: SandboxRun) -> str:
@@ -307,13 +325,13 @@ def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> S
     """Seed 000, code pipeline step 5: line and branch coverage, measured in the sandbox."""
     version = metadata.version("coverage")
     if not config.coverage:
-        return _skip("coverage", "coverage", version, "disabled by checks.python.coverage")
+        return _skip(GATE_COVERAGE, "coverage", version, "disabled by checks.python.coverage")
     if run is None:
-        return _skip("coverage", "coverage", version, "tests did not run")
+        return _skip(GATE_COVERAGE, "coverage", version, "tests did not run")
     if run.coverage is None:
         why = run.coverage_error or f"not measured: the test run ended with {run.outcome}"
         gate = GateOutcome(
-            id="coverage", outcome="error", tool="coverage", tool_version=version, detail=why
+            id=GATE_COVERAGE, outcome="error", tool="coverage", tool_version=version, detail=why
         )
         return gate, None
     cov = run.coverage
@@ -329,7 +347,7 @@ def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> S
     data["missing_lines"] = list(cov.missing_lines)
     detail = f"lines {line_pct:.1f}%, branches {branch_pct:.1f}%"
     gate = GateOutcome(
-        id="coverage",
+        id=GATE_COVERAGE,
         outcome="pass",
         tool="coverage",
         tool_version=version,
@@ -339,7 +357,7 @@ def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> S
     excerpt = (
         f"{detail}; missing lines {list(cov.missing_lines)[:40]}; tests {plan.test_set_sha256}"
     )
-    return gate, _evidence("coverage", "coverage", version, "coverage", data, excerpt)
+    return gate, _evidence("coverage", "coverage", version, GATE_COVERAGE, data, excerpt)
 
 
 def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
@@ -348,7 +366,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
     props = [t for t in run.tests if t.property] if run is not None else []
     if not props:
         why = "no property tests supplied" if run is not None else "tests did not run"
-        return _skip("properties", "hypothesis", version, why)
+        return _skip(GATE_PROPERTIES, "hypothesis", version, why)
     failed = [t for t in props if t.outcome != "passed"]
     data = {
         "properties": len(props),
@@ -356,7 +374,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
         "settings": "derandomize=True, database=None, deadline=None",
     }
     gate = GateOutcome(
-        id="properties",
+        id=GATE_PROPERTIES,
         outcome="fail" if failed else "pass",
         tool="hypothesis",
         tool_version=version,
@@ -365,7 +383,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
     )
     lines = [f"{t.id}: {_case_summary(t)}" for t in props]
     return gate, _evidence(
-        "properties", "hypothesis", version, "properties", data, "\n".join(lines)
+        "properties", "hypothesis", version, GATE_PROPERTIES, data, "\n".join(lines)
     )
 
 
@@ -373,7 +391,7 @@ def step_complexity(tree: ast.Module | None) -> Step:
     """Seed 000, code pipeline: cyclomatic complexity M = E - N + 2P per function."""
     radon_version = metadata.version("radon")
     if tree is None:
-        return _skip("complexity", "jurat", CFG_POLICY, "python.parse failed")
+        return _skip(GATE_COMPLEXITY, "jurat", CFG_POLICY, _PARSE_FAILED)
     functions = function_complexity(tree)
     rows = [f.model_dump() for f in functions]
     data = {
@@ -384,7 +402,7 @@ def step_complexity(tree: ast.Module | None) -> Step:
     }
     detail = f"max M {data['max_m']} over {len(functions)} functions"
     gate = GateOutcome(
-        id="complexity",
+        id=GATE_COMPLEXITY,
         outcome="pass",
         tool="jurat",
         tool_version=CFG_POLICY,
@@ -397,7 +415,7 @@ def step_complexity(tree: ast.Module | None) -> Step:
         for f in functions
     ]
     excerpt = "\n".join(lines) or "no functions"
-    return gate, _evidence("complexity", "jurat", CFG_POLICY, "complexity", data, excerpt)
+    return gate, _evidence("complexity", "jurat", CFG_POLICY, GATE_COMPLEXITY, data, excerpt)
 
 
 def step_mutation(
@@ -405,9 +423,13 @@ def step_mutation(
 ) -> Step:
     """Seed 000, code pipeline step 5: mutation sensitivity, killed / total."""
     if not config.mutation:
-        return _skip("mutation", "jurat", MUTATION_OPERATORS, "disabled by checks.python.mutation")
+        return _skip(
+            GATE_MUTATION, "jurat", MUTATION_OPERATORS, "disabled by checks.python.mutation"
+        )
     if tree is None or run is None or run.outcome != "passed":
-        return _skip("mutation", "jurat", MUTATION_OPERATORS, "the original did not pass its tests")
+        return _skip(
+            GATE_MUTATION, "jurat", MUTATION_OPERATORS, "the original did not pass its tests"
+        )
     limits = _mutant_limits(config.limits, run)
     results = []
     try:
@@ -420,7 +442,7 @@ def step_mutation(
             results.append({**mutant.model_dump(exclude={"source"}), "outcome": outcome})
     except SandboxError as exc:
         gate = GateOutcome(
-            id="mutation", outcome="error", tool="jurat", tool_version=MUTATION_OPERATORS,
+            id=GATE_MUTATION, outcome="error", tool="jurat", tool_version=MUTATION_OPERATORS,
             detail="sandbox_error", data={"message": str(exc)},
         )  # fmt: skip
         return gate, None
@@ -435,12 +457,12 @@ def step_mutation(
         "limits": limits.model_dump(),
     }
     gate = GateOutcome(
-        id="mutation", outcome="pass", tool="jurat", tool_version=MUTATION_OPERATORS,
+        id=GATE_MUTATION, outcome="pass", tool="jurat", tool_version=MUTATION_OPERATORS,
         detail=f"{killed}/{len(results)} mutants killed", data=data,
     )  # fmt: skip
     lines = [f"survived {r['operator']} line {r['line']}: {r['description']}" for r in survivors]
     excerpt = f"{killed}/{len(results)} killed\n" + "\n".join(lines)
-    return gate, _evidence("mutation", "jurat", MUTATION_OPERATORS, "mutation", results, excerpt)
+    return gate, _evidence("mutation", "jurat", MUTATION_OPERATORS, GATE_MUTATION, results, excerpt)
 
 
 def _mutant_limits(limits: Limits, run: SandboxRun) -> Limits:

@@ -4,23 +4,19 @@ from jurat.fold._claims import claims_coverage
 from jurat.fold._consensus import Consensus, pairwise_consensus
 from jurat.fold._criterion import (
     CriterionResult,
-    GateResult,
-    RolloutResult,
-    Verdict,
     fold_criterion,
     rollout,
     stability_gate,
 )
 from jurat.fold._decide import (
-    DETERMINISTIC_EQUIVALENCE_GATE,
     FOLD_RULE,
     RUBRIC_OPERATOR,
     canonical_preference,
     decide,
-    gate_veto,
 )
 from jurat.fold._equivalence import equivalence_outcome, equivalence_verdict
-from jurat.fold._rubric import basis_points, q_exact, rubric_score
+from jurat.fold._gates import GateVeto, gate_veto, hard_gates_pass, required_gates
+from jurat.fold._rubric import Eligibility, basis_points, eligibility, q_exact, rubric_score
 from jurat.fold._stats import (
     clean_pass_probability,
     false_block_probability,
@@ -29,27 +25,28 @@ from jurat.fold._stats import (
 )
 
 __all__ = [
-    "DETERMINISTIC_EQUIVALENCE_GATE",
     "FOLD_RULE",
     "RUBRIC_OPERATOR",
     "Consensus",
     "CriterionResult",
-    "GateResult",
-    "RolloutResult",
-    "Verdict",
+    "Eligibility",
+    "GateVeto",
     "basis_points",
     "canonical_preference",
     "claims_coverage",
     "clean_pass_probability",
     "decide",
+    "eligibility",
     "equivalence_outcome",
     "equivalence_verdict",
     "false_block_probability",
     "fold_criterion",
     "gate_veto",
+    "hard_gates_pass",
     "pairwise_consensus",
     "q_exact",
     "quorum_count",
+    "required_gates",
     "rollout",
     "rubric_score",
     "stability_gate",

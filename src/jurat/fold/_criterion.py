@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import get_args
 
 from jurat.errors import FoldInputError
-from jurat.models import Frozen
+from jurat.models import Frozen, Rollout, StabilityGate, Verdict
 
-Verdict = Literal["yes", "no", "unsure"]
-GateResult = Literal["pass", "warn", "block"]
-RolloutResult = Literal["SHIP", "WARN", "BLOCK"]
-
-_LABELS: tuple[Verdict, ...] = ("yes", "no", "unsure")
+_LABELS: tuple[Verdict, ...] = get_args(Verdict)
+_GATES: tuple[StabilityGate, ...] = get_args(StabilityGate)
 
 
 class CriterionResult(Frozen):
@@ -71,7 +68,7 @@ def fold_criterion(votes: Sequence[str | None], *, blocker: bool = False) -> Cri
     )
 
 
-def stability_gate(result: CriterionResult, *, quorum: float) -> GateResult:
+def stability_gate(result: CriterionResult, *, quorum: float) -> StabilityGate:
     """Seed 001 §2: a blocker "no" blocks only when its agreement clears the quorum."""
     exact = check_quorum(quorum)
     if result.samples == 1:
@@ -81,19 +78,19 @@ def stability_gate(result: CriterionResult, *, quorum: float) -> GateResult:
     return "pass" if result.verdict == "yes" else "warn"
 
 
-def _legacy_gate(result: CriterionResult) -> GateResult:
+def _legacy_gate(result: CriterionResult) -> StabilityGate:
     # One draw carries no stability evidence, so the N = 1 rule is the legacy one.
     if result.blocker and result.verdict == "no":
         return "block"
     return "pass" if result.verdict == "yes" else "warn"
 
 
-def rollout(gates: Sequence[str]) -> RolloutResult:
+def rollout(gates: Sequence[str]) -> Rollout:
     """Any block → BLOCK, else any warn → WARN, else SHIP. Nothing evaluated is not a SHIP."""
     if len(gates) == 0:
         raise FoldInputError("gates", "empty gate list; nothing was evaluated")
     for i, gate in enumerate(gates):
-        if gate not in ("pass", "warn", "block"):
+        if gate not in _GATES:
             raise FoldInputError(f"gates[{i}]", f"unknown gate {gate!r}; use pass, warn, block")
     if "block" in gates:
         return "BLOCK"

@@ -1,6 +1,6 @@
 """The decision fold ``jurat.fold/v1``: (policy, gates, votes) → Decision. Pure: no I/O, no clock.
 
-Every rule cites DESIGN.md "Fold rules" and the seed section it implements.
+Every rule cites the seed section it implements; docs/receipt-format.md §8 states them.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from jurat.errors import FoldInputError
 from jurat.fold._consensus import pairwise_consensus
 from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
 from jurat.fold._equivalence import equivalence_verdict
-from jurat.fold._rubric import basis_points, below_minima, exact, median, q_exact
+from jurat.fold._gates import gate_veto
+from jurat.fold._rubric import Eligibility, basis_points, eligibility, exact, median
 from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
     CriterionOutcome,
     Decision,
     GateOutcome,
@@ -25,7 +27,6 @@ from jurat.models import (
 
 FOLD_RULE = "jurat.fold/v1"
 RUBRIC_OPERATOR = "median-of-judge-medians"
-DETERMINISTIC_EQUIVALENCE_GATE = "equivalence.deterministic"
 
 
 def decide(
@@ -48,42 +49,6 @@ def decide(
 
 
 # -- shared steps --------------------------------------------------------------------------
-
-
-def gate_veto(policy: Policy, gates: Sequence[GateOutcome]) -> tuple[list[str], list[str], bool]:
-    """Required gates that did not pass, the reasons, and whether any ran and failed (seed 000).
-
-    A required gate is one the rubric lists in ``hard_gates`` or one recorded as required.
-    A required gate that is missing or errored is not a pass: it escalates; a failure rejects.
-    """
-    required = set(policy.rubric.hard_gates if policy.rubric else ()) | {
-        g.id for g in gates if g.required
-    }
-    by_id = {g.id: g for g in gates}
-    failed: list[str] = []
-    reasons: list[str] = []
-    hard_fail = False
-    for gate_id in sorted(required):
-        gate = by_id.get(gate_id)
-        if gate is None:
-            failed.append(gate_id)
-            reasons.append(f"required gate {gate_id} has no outcome")
-        elif gate.outcome != "pass":
-            failed.append(gate_id)
-            hard_fail = hard_fail or gate.outcome == "fail"
-            detail = f" ({gate.detail})" if gate.detail else ""
-            reasons.append(f"required gate {gate_id} {gate.outcome}{detail}: veto")
-    return failed, reasons, hard_fail
-
-
-def apply_veto(
-    disposition: str, why: list[str], veto: tuple[list[str], list[str], bool]
-) -> tuple[str, list[str]]:
-    """A failed required gate rejects and an unknown one escalates, whatever the votes said."""
-    failed, reasons, hard_fail = veto
-    if not failed:
-        return disposition, why
-    return ("reject" if hard_fail else "escalate"), reasons + why
 
 
 def _samples_of(
@@ -133,18 +98,20 @@ def _judge_scores(policy: Policy, slots: Sequence[Vote | None]) -> dict[str, Fra
     return out
 
 
-def _eligible(policy: Policy, scores: dict[str, Fraction]) -> tuple[bool, Fraction, list[str]]:
+def _eligible(policy: Policy, scores: dict[str, Fraction]) -> Eligibility:
     assert policy.rubric is not None
-    weights = {c.id: c.weight for c in policy.rubric.criteria}
-    q = q_exact(scores, weights)
-    low = below_minima(scores, {c.id: c.minimum for c in policy.rubric.criteria})
-    return q >= exact(policy.rubric.threshold, "threshold") and not low, q, low
+    return eligibility(
+        scores,
+        weights={c.id: c.weight for c in policy.rubric.criteria},
+        minima={c.id: c.minimum for c in policy.rubric.criteria},
+        threshold=policy.rubric.threshold,
+    )
 
 
 def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     assert policy.rubric is not None
     tier = policy.risk_tier
-    veto = gate_veto(policy, gates)
+    veto = gate_veto(policy.hard_gates, gates)
     per_judge: dict[str, dict[str, Fraction]] = {}
     labels: list[str] = []
     sample_labels: list[str] = []
@@ -154,18 +121,17 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
         all_slots.extend(slots)
         for v in slots:
             if v is not None and _valid(v):
-                ok, _, _ = _eligible(policy, _judge_scores(policy, [v]))
-                sample_labels.append("accept" if ok else "reject")
+                sample_labels.append(_eligible(policy, _judge_scores(policy, [v])).label)
         if _substantive(policy, slots):
             scores = _judge_scores(policy, slots)
             per_judge[judge.id] = scores
-            labels.append("accept" if _eligible(policy, scores)[0] else "reject")
+            labels.append(_eligible(policy, scores).label)
     n = len(labels)
     valid_samples = len(sample_labels)
     base = {
         "kind": "rubric",
         "fold_rule": FOLD_RULE,
-        "gates_failed": tuple(veto[0]),
+        "gates_failed": veto.failed,
         "independent_votes": n,
         "missing": len(policy.judges) - n,
         "samples": len(all_slots),
@@ -179,30 +145,29 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
             c.id: median([s[c.id] for s in per_judge.values()]) for c in policy.rubric.criteria
         }
     if not panel:
-        disposition, why = apply_veto(
-            "escalate", [f"too few independent votes: 0 of {tier.votes} required"], veto
+        disposition, why = veto.apply(
+            "escalate", [f"too few independent votes: 0 of {tier.votes} required"]
         )
         return Decision(disposition=disposition, reasons=tuple(why), **base)
-    ok, q, low = _eligible(policy, panel)
-    label = "accept" if ok else "reject"
+    verdict = _eligible(policy, panel)
     top = max(labels.count("accept"), labels.count("reject"))
-    disposition, why = _tier_disposition(tier, labels, label)
+    disposition, why = _tier_disposition(tier, labels, verdict.label)
     if disposition == "reject":
         why = [
-            f"below per-criterion minimum: {', '.join(low)}"
-            if low
-            else f"Q {float(q):.4f} below threshold {policy.rubric.threshold}"
+            f"below per-criterion minimum: {', '.join(verdict.below_minimum)}"
+            if verdict.below_minimum
+            else f"Q {float(verdict.q):.4f} below threshold {policy.rubric.threshold}"
         ]
-    disposition, why = apply_veto(disposition, why, veto)
+    disposition, why = veto.apply(disposition, why)
     return Decision(
         disposition=disposition,
         reasons=tuple(why),
         scores={k: float(v) for k, v in panel.items()},
-        q=float(q),
-        q_bp=basis_points(q),
+        q=float(verdict.q),
+        q_bp=basis_points(verdict.q),
         agreement=top / n,
         agreement_votes=_share(top, n),
-        label=label,
+        label=verdict.label,
         **base,
     )
 
@@ -253,7 +218,7 @@ def canonical_preference(vote: Vote) -> str | None:
 
 def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     tier = policy.risk_tier
-    veto = gate_veto(policy, gates)
+    veto = gate_veto(policy.hard_gates, gates)
     judge_labels: list[str | None] = []
     sample_labels: list[str | None] = []
     total = 0
@@ -275,13 +240,13 @@ def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
         disposition, why = _tier_disposition(tier, substantive, None)
         if panel.majority is None and disposition == "accept":
             disposition, why = "escalate", ["no strict majority among A, B and tie"]
-    disposition, why = apply_veto(disposition, why, veto)
+    disposition, why = veto.apply(disposition, why)
     return Decision(
         kind="pairwise",
         fold_rule=FOLD_RULE,
         disposition=disposition,
         reasons=tuple(why),
-        gates_failed=tuple(veto[0]),
+        gates_failed=veto.failed,
         label=panel.majority if panel else None,
         agreement=panel.agreement if panel else None,
         agreement_votes=_share(panel.top, panel.n) if panel and panel.n else None,
@@ -306,7 +271,7 @@ def _verdict_of(vote: Vote | None) -> str | None:
 def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     suite = policy.criteria
     assert suite is not None
-    failed, reasons, _ = gate_veto(policy, gates)
+    veto = gate_veto(policy.hard_gates, gates)
     outcomes: list[CriterionOutcome] = []
     for judge in policy.judges:
         for item in suite.items:
@@ -334,9 +299,10 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
         for o in outcomes
         if o.gate != "pass"
     ]
-    if failed:
+    if not veto.passed:
+        # Criteria have no escalate: any required gate that did not pass blocks the rollout.
         decision = "BLOCK"
-        why = reasons + why
+        why = [*veto.reasons, *why]
     stability = None
     if any(o.samples > 1 for o in outcomes):
         stability = {
@@ -352,7 +318,7 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
         fold_rule=FOLD_RULE,
         rollout=decision,
         reasons=tuple(why),
-        gates_failed=tuple(failed),
+        gates_failed=veto.failed,
         criteria=tuple(outcomes),
         stability=stability,
         independent_votes=len(policy.judges),
@@ -384,7 +350,7 @@ def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[V
     votes_needed = settings.votes if settings else 1
     min_agreement = settings.min_agreement if settings else 1
     abstain_as_neither = settings.abstain_as_neither if settings else True
-    deterministic = next((g for g in gates if g.id == DETERMINISTIC_EQUIVALENCE_GATE), None)
+    deterministic = next((g for g in gates if g.id == GATE_EQUIVALENCE_DETERMINISTIC), None)
     if deterministic is not None and deterministic.outcome in ("pass", "fail"):
         # Deterministic evidence overrides any model: the judge is asked only when it is silent.
         equal = deterministic.outcome == "pass"

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from jurat.errors import FoldInputError
+from jurat.models import Disposition, Frozen
 
 _TOLERANCE = Fraction(1, 10**9)
 
@@ -90,3 +91,41 @@ def median(values: Sequence[Fraction]) -> Fraction:
 def below_minima(scores: Mapping[str, Fraction], minima: Mapping[str, int | None]) -> list[str]:
     """Criteria whose score is under their minimum: style cannot compensate for correctness."""
     return [k for k, m in minima.items() if m is not None and scores.get(k, Fraction(0)) < m]
+
+
+class Eligibility(Frozen):
+    """Whether a set of rubric scores is acceptable, and why not."""
+
+    q: Fraction
+    """Q of the scores, exact."""
+    below_minimum: tuple[str, ...]
+    """Criteria scored under their minimum."""
+    eligible: bool
+    """Q reaches the threshold and no criterion is under its minimum."""
+
+    @property
+    def label(self) -> Disposition:
+        """``accept`` when eligible, else ``reject``: the label a judge's (or a sample's) scores
+        carry in the rubric fold."""
+        return "accept" if self.eligible else "reject"
+
+
+def eligibility(
+    scores: Mapping[str, float | Fraction],
+    *,
+    weights: Mapping[str, float],
+    minima: Mapping[str, int | None],
+    threshold: float,
+) -> Eligibility:
+    """Seed 000: acceptable when Q >= threshold and every criterion meets its minimum.
+
+    Decided on exact fractions (a float Q could land on the other side of a threshold). The
+    fold calls it for each judge's median scores, for the panel's and for each sample; the
+    report calls it for each recorded sample, with the rubric read from the receipt.
+    """
+    exact_scores = {k: exact(v, f"scores.{k}") for k, v in scores.items()}
+    q = q_exact(exact_scores, weights)
+    low = below_minima(exact_scores, minima)
+    return Eligibility(
+        q=q, below_minimum=tuple(low), eligible=q >= exact(threshold, "threshold") and not low
+    )

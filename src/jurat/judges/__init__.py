@@ -8,10 +8,24 @@ and ``anthropic`` (the official SDKs, imported lazily), ``sim`` (a seeded noisy 
 ``stub:<name>`` and ``replay``.
 """
 
-from jurat.judges._cost import CostSummary, PhaseCost, cost_summary, format_cost_table, phase_cost
-from jurat.judges._engine import Engine, complete_text, default_engine, run_samples
+from jurat.judges._cost import (
+    PHASES,
+    CostSummary,
+    Metered,
+    PhaseCost,
+    Price,
+    add_phases,
+    combine,
+    cost_summary,
+    format_cost_table,
+    judge_phase,
+    phase_cost,
+    summarise,
+    usd,
+)
+from jurat.judges._engine import Engine, complete_text, run_samples
 from jurat.judges._factory import make_judge
-from jurat.judges._order import order_reversal_consistency, presentation_order
+from jurat.judges._order import OrderedAnswer, OrderReversal, order_reversal, presentation_order
 from jurat.judges._plan import PlannedSample, judge_bundle, judge_pins, plan_samples
 from jurat.judges._prompts import (
     EQUIVALENCE_PROMPT_ID,
@@ -43,7 +57,6 @@ from jurat.judges._validate import (
     MAX_ANSWER_BYTES,
     SCHEMA_FOR_KIND,
     arcv_schema,
-    hard_gates_pass,
     interpret,
     strict_loads,
     validate_answer,
@@ -57,6 +70,7 @@ __all__ = [
     "EQUIVALENCE_PROMPT_ID",
     "EVENT_NAME",
     "MAX_ANSWER_BYTES",
+    "PHASES",
     "RETRYABLE_KINDS",
     "SCHEMA_FOR_KIND",
     "SIM_LABELS",
@@ -68,8 +82,12 @@ __all__ = [
     "Engine",
     "Judge",
     "JudgeCall",
+    "Metered",
+    "OrderReversal",
+    "OrderedAnswer",
     "PhaseCost",
     "PlannedSample",
+    "Price",
     "Prompt",
     "RawResponse",
     "ReplayJudge",
@@ -80,17 +98,18 @@ __all__ = [
     "StubJudge",
     "TokenBucket",
     "TransportFailure",
+    "add_phases",
     "arcv_schema",
+    "combine",
     "complete_text",
     "cost_summary",
-    "default_engine",
     "format_cost_table",
-    "hard_gates_pass",
     "interpret",
     "judge_bundle",
+    "judge_phase",
     "judge_pins",
     "make_judge",
-    "order_reversal_consistency",
+    "order_reversal",
     "phase_cost",
     "plan_samples",
     "presentation_order",
@@ -101,5 +120,7 @@ __all__ = [
     "sim_label",
     "sim_truth",
     "strict_loads",
+    "summarise",
+    "usd",
     "validate_answer",
 ]

@@ -1,7 +1,7 @@
 """Where a judge sends artifact content, and whether the campaign allows it: the one check.
 
 Threat model. A campaign's ``allowed_destinations`` says which endpoints may read its
-artifacts (DESIGN.md, "Trust boundaries"); a campaign file may be copied from a stranger,
+artifacts (docs/design.md, "Trust boundaries"); a campaign file may be copied from a stranger,
 and the process environment may hold variables set for other tools. Content must go to an
 endpoint that jurat resolved and checked, and nowhere else. Three ways around a check are
 closed here:
@@ -22,9 +22,9 @@ closed here:
    interpreted.
 
 A provider that is not known here fails closed: it has no endpoint, so it is never allowed.
-Out of scope: name resolution (an allowed host name means whatever DNS says), and HTTP
-proxies configured in the environment, which the SDKs' HTTP client may use (for https the
-proxy sees the host, not the content).
+Proxy settings in the environment (``HTTPS_PROXY``, ``ALL_PROXY``) are ignored too: the
+judges' HTTP clients are built with ``trust_env=False`` (``judges/_http.py``). Out of
+scope: name resolution (an allowed host name means whatever DNS says).
 """
 
 from __future__ import annotations

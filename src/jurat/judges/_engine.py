@@ -1,6 +1,6 @@
 """The N-sample engine: plan every sample before dispatch, then dispatch within limits.
 
-Rules (DESIGN.md "judges"; seeds 000 and 001):
+Rules (docs/design.md, "The pipeline"; seeds 000 and 001):
 
 - The plan — every (judge, criterion, sample k), with N from the policy and pairwise
   presentation orders from a seeded RNG — is fixed before the first call.
@@ -10,6 +10,11 @@ Rules (DESIGN.md "judges"; seeds 000 and 001):
   the same sample; a retry never adds a sample.
 - Every call has a timeout; bounded concurrency overall and per endpoint, and per-endpoint
   request and token rates.
+
+The engine is a resource, owned by whoever opens it (``async with Engine() as engine``)
+and closed there: a run opens one for all its jobs and passes it down. There is no
+module-level engine; ``run_samples`` and ``complete_text`` without an ``engine`` open and
+close one for that call alone.
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ import asyncio
 import inspect
 import random
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from jurat.errors import (
     ConfigError,
@@ -55,7 +60,7 @@ from jurat.models import (
     Vote,
 )
 
-__all__ = ["Engine", "complete_text", "default_engine", "run_samples"]
+__all__ = ["Engine", "complete_text", "run_samples"]
 
 OnVote = Callable[[Vote], Awaitable[None] | None]
 OnRetry = Callable[[str, int, str], Awaitable[None] | None]
@@ -107,7 +112,11 @@ class _Attempts:
 
 
 class Engine:
-    """Dispatch state shared by every job on one event loop: adapters, limits, concurrency.
+    """Dispatch state shared by every job of one run: adapters, limits, concurrency.
+
+    Use it as ``async with Engine() as engine:``; leaving the block closes every adapter's
+    connections (unclosed SDK clients collected later can swallow responses in the same
+    process). Its semaphores and adapters belong to the event loop that first uses them.
 
     Endpoint limits are keyed by (destination, max_concurrency, rpm, tpm), so judges that
     declare the same endpoint and limits share one allowance.
@@ -160,6 +169,17 @@ class Engine:
         judges, self._judges = self._judges, {}
         for judge in judges.values():
             await judge.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     def _backoff(self, attempt: int, failure: JuratError) -> float:
         retry_after = failure.retry_after if isinstance(failure, TransportFailure) else None
@@ -442,18 +462,6 @@ class _Job:
         return render_equivalence(self.artifact)
 
 
-_ENGINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Engine] = weakref.WeakKeyDictionary()
-
-
-def default_engine() -> Engine:
-    """The engine of the running event loop (adapters and limits are per loop)."""
-    loop = asyncio.get_running_loop()
-    engine = _ENGINES.get(loop)
-    if engine is None:
-        engine = _ENGINES[loop] = Engine()
-    return engine
-
-
 async def run_samples(
     policy: Policy,
     artifact: Artifact,
@@ -481,8 +489,18 @@ async def run_samples(
 
     Raises ConfigError (missing API key, a stub that cannot judge this kind, a recorded vote
     outside the plan) or DestinationError before any request is sent.
+
+    ``engine`` is the caller's (a run passes the one it opened); without it, an engine is
+    opened for this call and closed before returning, so no limit or connection is shared
+    with any other call.
     """
-    return await (engine or default_engine()).run_samples(
+    if engine is None:
+        async with Engine() as own:
+            return await own.run_samples(
+                policy, artifact, bundle, gates, existing=existing, on_vote=on_vote,
+                on_retry=on_retry, telemetry=telemetry, clock=clock, started=started,
+            )
+    return await engine.run_samples(
         policy,
         artifact,
         bundle,
@@ -509,8 +527,15 @@ async def complete_text(
 
     Seed 001 §3: pass the policy's ``execution_temperature`` (greedy by default) so the
     output being judged is not a fresh random draw every run. Transport failures are
-    retried like judge calls; when they persist, TransportError is raised.
+    retried like judge calls; when they persist, TransportError is raised. ``engine`` as
+    for ``run_samples``.
     """
-    return await (engine or default_engine()).complete_text(
+    if engine is None:
+        async with Engine() as own:
+            return await own.complete_text(
+                config, prompt, temperature=temperature, max_tokens=max_tokens,
+                on_retry=on_retry,
+            )
+    return await engine.complete_text(
         config, prompt, temperature=temperature, max_tokens=max_tokens, on_retry=on_retry
     )

@@ -1,22 +1,20 @@
-"""Pairwise presentation order: the seeded draw and the order-reversal consistency report.
+"""Pairwise presentation order: the seeded draw, order-reversal consistency and position bias.
 
 Seed 000: "Randomize candidate presentation order and map results back to canonical A/B
-identifiers ... Monitor order reversal consistency."
+identifiers ... Monitor order reversal consistency." The HTML report and ``jurat selftest``
+both measure a judge with ``order_reversal``; neither counts on its own.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from jurat.fold import canonical_preference
-from jurat.models import Vote
+from jurat.models import Frozen, Vote
 
-__all__ = ["order_reversal_consistency", "presentation_order"]
-
-_LABELS = ("A", "B", "tie", "abstain", "error")
+__all__ = ["OrderReversal", "OrderedAnswer", "order_reversal", "presentation_order"]
 
 
 def presentation_order(seed: int, artifact_sha256: str, sample: int) -> str:
@@ -29,42 +27,84 @@ def presentation_order(seed: int, artifact_sha256: str, sample: int) -> str:
     return "AB" if rng.random() < 0.5 else "BA"
 
 
-def _summary(votes: Sequence[Vote]) -> dict[str, Any]:
-    by_order: dict[str, Counter[str]] = {"AB": Counter(), "BA": Counter()}
-    first = second = 0
-    for vote in votes:
-        if vote.order not in by_order:
-            continue
-        label = canonical_preference(vote) or "error"
-        by_order[vote.order][label] += 1
+class OrderedAnswer(Frozen):
+    """One pairwise sample as order reversal reads it."""
+
+    order: str | None
+    """Presentation order, ``AB`` or ``BA``."""
+    canonical: str | None
+    """The canonical preference (A, B or tie); None for an abstention or an error."""
+    presented: str | None
+    """The preference as presented, before the order was restored."""
+
+    @classmethod
+    def of(cls, vote: Vote) -> OrderedAnswer:
+        """Read a recorded vote, through the fold's own mapping back to canonical A/B."""
+        canonical = canonical_preference(vote)
         presented = vote.answer.get("preference") if vote.answer else None
-        first += presented == "A"
-        second += presented == "B"
-    ab, ba = by_order["AB"], by_order["BA"]
-    pairs = sum(ab.values()) * sum(ba.values())
-    consistent = sum(ab[label] * ba[label] for label in ("A", "B", "tie"))
-    return {
-        "samples": {"AB": sum(ab.values()), "BA": sum(ba.values())},
-        "canonical": {o: {label: c[label] for label in _LABELS} for o, c in by_order.items()},
-        "pairs": pairs,
-        "consistent_pairs": consistent,
-        "consistency": consistent / pairs if pairs else None,
-        "first_position_rate": first / (first + second) if first + second else None,
-    }
+        return cls(
+            order=vote.order,
+            canonical=None if canonical == "abstain" else canonical,
+            presented=presented if isinstance(presented, str) else None,
+        )
 
 
-def order_reversal_consistency(votes: Sequence[Vote]) -> dict[str, Any]:
-    """How often a judge's canonical answer survives reversing the presentation order.
+class OrderReversal(Frozen):
+    """How one judge's canonical preference survives swapping the presentation order."""
 
-    Over every pair of one AB-presented and one BA-presented sample (of one artifact, as
-    ``run_samples`` returns them): ``consistency`` is the share of pairs whose canonical
-    labels agree on A, B or tie (abstentions and errors never agree), ``None`` when one of
-    the orders has no samples. ``first_position_rate`` is the share of A/B answers that
-    picked the candidate shown first (0.5 without position bias). Reported for the panel
-    and per judge; a judge's samples are not independent witnesses (seed 000).
+    items: int = 0
+    """Artifacts the judge answered (with a preference) under both AB and BA."""
+    consistent: int = 0
+    """Of those, artifacts whose plurality canonical preference is the same under both."""
+    pairs: int = 0
+    """(AB sample, BA sample) pairs of one artifact with a preference on both sides."""
+    agreeing_pairs: int = 0
+    """Of those, pairs with the same canonical preference."""
+    first_position: int = 0
+    """A/B answers that picked the candidate presented first."""
+    ab_answers: int = 0
+    """A/B answers (ties, abstentions and errors excluded)."""
+
+    @property
+    def consistency(self) -> float | None:
+        """Share of sample pairs that agree; None without a pair."""
+        return self.agreeing_pairs / self.pairs if self.pairs else None
+
+    @property
+    def first_position_rate(self) -> float | None:
+        """Share of A/B answers for the first-shown candidate (0.5 without position bias)."""
+        return self.first_position / self.ab_answers if self.ab_answers else None
+
+
+def _plurality(labels: Counter[str]) -> str | None:
+    ranked = labels.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None  # a tie has no plurality, so it never counts as consistent
+    return ranked[0][0]
+
+
+def order_reversal(artifacts: Iterable[Sequence[OrderedAnswer]]) -> OrderReversal:
+    """One judge's order-reversal consistency and position bias, over its samples per artifact.
+
+    Pairs are every AB sample against every BA sample of the same artifact; a judge's
+    samples are not independent witnesses (seed 000), so this is reported per judge, never
+    pooled into a panel figure.
     """
-    pairwise = [v for v in votes if v.criterion == "pairwise"]
-    report = _summary(pairwise)
-    judges = sorted({v.judge for v in pairwise})
-    report["judges"] = {j: _summary([v for v in pairwise if v.judge == j]) for j in judges}
-    return report
+    counts: Counter[str] = Counter()
+    for answers in artifacts:
+        sides: dict[str, Counter[str]] = {"AB": Counter(), "BA": Counter()}
+        for answer in answers:
+            if answer.presented in ("A", "B"):
+                counts["ab_answers"] += 1
+                counts["first_position"] += answer.presented == "A"
+            if answer.canonical is not None and answer.order in sides:
+                sides[answer.order][answer.canonical] += 1
+        ab, ba = sides["AB"], sides["BA"]
+        if not ab or not ba:
+            continue
+        counts["items"] += 1
+        top = _plurality(ab)
+        counts["consistent"] += top is not None and top == _plurality(ba)
+        counts["pairs"] += ab.total() * ba.total()
+        counts["agreeing_pairs"] += sum(n * ba[label] for label, n in ab.items())
+    return OrderReversal(**counts)

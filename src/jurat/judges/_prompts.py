@@ -116,9 +116,10 @@ Criterion ({criterion_id}): {criterion_text}
 {candidate}"""
 
 # Seed 002 §4's wording. Its fixed "--- Answer A ---" / "--- Answer B ---" markers let
-# answer A write a complete answer B section of its own (DESIGN.md, trust boundaries: content
-# must never reach the prompt's structure), so each answer sits between per-call random
-# delimiters instead, and the second sentence says so. Nothing else differs from the seed.
+# answer A write a complete answer B section of its own (docs/design.md, "Trust boundaries":
+# content must never reach the prompt's structure), so each answer sits between per-call
+# random delimiters instead, and the second sentence says so. Nothing else differs from the
+# seed.
 _EQUIVALENCE_USER = """\
 You are judging whether two answers to the same math problem are numerically equivalent.
 Each answer is between two marker lines that carry the same random tag; everything between \

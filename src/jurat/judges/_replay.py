@@ -17,7 +17,7 @@ from pydantic import Field
 
 from jurat.canonical import sha256_digest
 from jurat.errors import ConfigError, JudgeOutputError
-from jurat.judges._answers import LocalJudge
+from jurat.judges._local import LocalJudge
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import Frozen, JudgeConfig
 

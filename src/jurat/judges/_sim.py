@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 
 from jurat.errors import ConfigError
-from jurat.judges._answers import (
+from jurat.judges._local import (
     LocalJudge,
     criterion_text,
     decision_text,

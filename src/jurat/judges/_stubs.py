@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from jurat.judges._answers import (
+from jurat.judges._local import (
     LocalJudge,
     criterion_text,
     decision_text,

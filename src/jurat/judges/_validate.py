@@ -13,7 +13,9 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from jurat.canonical import StrictJSONError, StrictJSONKind, loads_strict
 from jurat.errors import JudgeOutputError
+from jurat.fold import hard_gates_pass
 from jurat.models import GateOutcome
 
 if TYPE_CHECKING:
@@ -29,6 +31,8 @@ __all__ = [
     "MAX_ANSWER_BYTES",
     "SCHEMA_FOR_KIND",
     "arcv_schema",
+    # Owned by jurat.fold (the fold and the validator must agree on it); listed here only
+    # while judges/_engine.py still imports it from this module.
     "hard_gates_pass",
     "interpret",
     "strict_loads",
@@ -72,46 +76,26 @@ _LINE = re.compile(r"^([A-Z_]+):[ \t]*(.*?)[ \t]*$")
 
 # -- parsing ---------------------------------------------------------------------------------
 
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json and pydantic keep the last duplicate, so {"disposition":"reject","disposition":
-    # "accept"} would read as accept (FACTS.md); refuse it instead.
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise JudgeOutputError(f"duplicate key {key!r}", kind="duplicate_key")
-        out[key] = value
-    return out
-
-
-def _constant(name: str) -> Any:
-    raise JudgeOutputError(f"{name} is not a JSON number", kind="non_finite_number")
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise JudgeOutputError(f"{text} overflows to infinity", kind="non_finite_number")
-    return value
+#: The vote error kind for each reason the one strict parser (``jurat.canonical``) gives;
+#: every other reason (encoding, nesting, trailing text, ...) is ``malformed_json``.
+_VOTE_ERROR_KIND: dict[StrictJSONKind, str] = {
+    "duplicate_key": "duplicate_key",
+    "non_finite_number": "non_finite_number",
+    "oversized": "oversized",
+}
 
 
 def strict_loads(text: str | bytes, *, limit: int = MAX_ANSWER_BYTES) -> Any:
-    """Parse one whole JSON document: no duplicate keys, NaN, infinities or oversized input.
+    """Parse one whole JSON document with ``loads_strict``; a refusal is a named vote error.
 
     The whole text must be the document (surrounding whitespace aside): a fenced or
     prefixed answer is malformed, never searched for its last match.
     """
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
-    if size > limit:
-        raise JudgeOutputError(f"{size} bytes exceeds the {limit}-byte limit", kind="oversized")
     try:
-        return json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
-        )
-    except JudgeOutputError:
-        raise
-    except (ValueError, RecursionError) as exc:
-        raise JudgeOutputError(f"not one JSON document: {exc}", kind="malformed_json") from exc
+        return loads_strict(text, max_bytes=limit)
+    except StrictJSONError as exc:
+        kind = _VOTE_ERROR_KIND.get(exc.kind, "malformed_json")
+        raise JudgeOutputError(str(exc), kind=kind) from exc
 
 
 # -- schemas ---------------------------------------------------------------------------------
@@ -146,13 +130,6 @@ def _schema_check(name: str, value: Any) -> None:
 
 
 # -- semantic rules (seed 000: "the service must compare artifact_sha256 ...") ---------------
-
-
-def hard_gates_pass(gates: Sequence[GateOutcome], hard_gates: Sequence[str]) -> bool:
-    """Whether every hard gate (listed or marked required) has outcome ``pass``."""
-    required = set(hard_gates) | {g.id for g in gates if g.required}
-    outcomes = {g.id: g.outcome for g in gates}
-    return all(outcomes.get(gate) == "pass" for gate in required)
 
 
 def _check_digest(answer: dict[str, Any], artifact_sha256: str) -> None:

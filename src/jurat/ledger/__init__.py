@@ -18,7 +18,6 @@ sha256 rather than the payload itself (see ``_entry``); the payload is
 stored byte-exact beside it.
 """
 
-from jurat.ledger._cli import log_main
 from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
 from jurat.ledger._merkle import leaf_hash, verify_consistency, verify_inclusion
 from jurat.ledger._models import (
@@ -60,7 +59,6 @@ __all__ = [
     "leaf_hash",
     "load_log_key",
     "load_or_create_log_key",
-    "log_main",
     "open_ledger",
     "parse_checkpoint",
     "receipt_payload",

@@ -4,8 +4,35 @@ from jurat.models._artifact import Artifact, ArtifactSpec
 from jurat.models._base import Frozen
 from jurat.models._campaign import Campaign
 from jurat.models._checks import Limits, PythonChecks
-from jurat.models._decision import CriterionOutcome, Decision, Disposition, Rollout
+from jurat.models._decision import (
+    CriterionOutcome,
+    Decision,
+    Disposition,
+    EquivalenceWord,
+    Rollout,
+    StabilityGate,
+    Tone,
+    Verdict,
+    equivalence_word,
+    outcome_word,
+    recorded_outcome_word,
+    tone_of,
+)
 from jurat.models._evidence import EvidenceBundle, EvidenceItem, GateOutcome, GateStatus
+from jurat.models._gate_ids import (
+    DEFAULT_HARD_GATES,
+    GATE_COMPLEXITY,
+    GATE_COVERAGE,
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    GATE_LINT_RUFF,
+    GATE_MUTATION,
+    GATE_PROPERTIES,
+    GATE_PYTHON_IMPORTS,
+    GATE_PYTHON_PARSE,
+    GATE_SUBJECT_EXECUTION,
+    GATE_TESTS_PASS,
+    PYTHON_GATES,
+)
 from jurat.models._judge import STUB_NAMES, JudgeConfig
 from jurat.models._load import campaign_from_dict, load_campaign, policy_digest
 from jurat.models._policy import (
@@ -23,6 +50,18 @@ from jurat.models._vote import Vote
 
 __all__ = [
     "ARCV_SCORE_KEYS",
+    "DEFAULT_HARD_GATES",
+    "GATE_COMPLEXITY",
+    "GATE_COVERAGE",
+    "GATE_EQUIVALENCE_DETERMINISTIC",
+    "GATE_LINT_RUFF",
+    "GATE_MUTATION",
+    "GATE_PROPERTIES",
+    "GATE_PYTHON_IMPORTS",
+    "GATE_PYTHON_PARSE",
+    "GATE_SUBJECT_EXECUTION",
+    "GATE_TESTS_PASS",
+    "PYTHON_GATES",
     "RISK_TIERS",
     "STUB_NAMES",
     "Artifact",
@@ -34,6 +73,7 @@ __all__ = [
     "Decision",
     "Disposition",
     "EquivalencePolicy",
+    "EquivalenceWord",
     "EvidenceBundle",
     "EvidenceItem",
     "Frozen",
@@ -47,8 +87,15 @@ __all__ = [
     "RiskTier",
     "Rollout",
     "Rubric",
+    "StabilityGate",
+    "Tone",
+    "Verdict",
     "Vote",
     "campaign_from_dict",
+    "equivalence_word",
     "load_campaign",
+    "outcome_word",
     "policy_digest",
+    "recorded_outcome_word",
+    "tone_of",
 ]

@@ -1,11 +1,94 @@
+"""The fold's output, and the words that name a decision: the one place they are spelled.
+
+A decision is named by one word per campaign kind (docs/receipt-format.md §6.8): a
+disposition (rubric, pairwise), a rollout (criteria), or the equivalence outcome
+(true/false/null, read as equivalent/different/undecided). ``outcome_word`` picks it and
+``tone_of`` classes it; the summary table, the HTML report and ``jurat replay`` call these
+instead of spelling their own, and colours for a tone live in ``jurat.style``.
+"""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from jurat.models._base import Frozen
 
 Disposition = Literal["accept", "reject", "escalate"]
+"""rubric and pairwise decisions."""
 Rollout = Literal["SHIP", "WARN", "BLOCK"]
+"""criteria decisions (seed 001 §2)."""
+Verdict = Literal["yes", "no", "unsure"]
+"""A binary criterion's answer, and its folded majority (seed 001 §1)."""
+StabilityGate = Literal["pass", "warn", "block"]
+"""One criterion evaluation after the stability gate (seed 001 §2)."""
+EquivalenceWord = Literal["equivalent", "different", "undecided"]
+"""An equivalence decision's ``equivalent`` (true, false, null) as a word."""
+Tone = Literal["good", "bad", "hold", "none"]
+"""What a decision word means for the reader: go, stop, look again, or unknown."""
+
+_TONES: dict[str, Tone] = {
+    "accept": "good",
+    "SHIP": "good",
+    "equivalent": "good",
+    "reject": "bad",
+    "BLOCK": "bad",
+    "different": "bad",
+    "escalate": "hold",
+    "WARN": "hold",
+    "undecided": "hold",
+}
+
+
+def equivalence_word(equivalent: bool | None) -> EquivalenceWord:
+    """true, false and null as the words people read: equivalent, different, undecided."""
+    if equivalent is None:
+        return "undecided"
+    return "equivalent" if equivalent else "different"
+
+
+def outcome_word(
+    kind: str | None,
+    *,
+    disposition: str | None = None,
+    rollout: str | None = None,
+    equivalent: bool | None = None,
+) -> str | None:
+    """The one word that names a decision of ``kind``; None when that field is not set.
+
+    Takes the fields rather than a ``Decision`` so that readers of receipts from other jurat
+    versions (the report, ``jurat replay``) name a decision the same way.
+    """
+    if kind == "equivalence":
+        return equivalence_word(equivalent)
+    if kind == "criteria":
+        return rollout
+    return disposition
+
+
+def recorded_outcome_word(decision: Mapping[str, object], kind: str | None = None) -> str | None:
+    """``outcome_word`` of a decision object as a receipt records it, read leniently.
+
+    A receipt is untrusted JSON from any jurat version: a field of the wrong type counts as
+    not set. ``kind`` overrides the decision's own ``kind`` (a reader that knows the campaign).
+    """
+
+    def text(key: str) -> str | None:
+        value = decision.get(key)
+        return value if isinstance(value, str) else None
+
+    equivalent = decision.get("equivalent")
+    return outcome_word(
+        kind if kind is not None else text("kind"),
+        disposition=text("disposition"),
+        rollout=text("rollout"),
+        equivalent=equivalent if isinstance(equivalent, bool) else None,
+    )
+
+
+def tone_of(word: str | None) -> Tone:
+    """good for accept/SHIP/equivalent, bad for reject/BLOCK/different, hold for the rest."""
+    return _TONES.get(word, "none") if word is not None else "none"
 
 
 class CriterionOutcome(Frozen):
@@ -17,7 +100,7 @@ class CriterionOutcome(Frozen):
     """Criterion id."""
     blocker: bool
     """Whether it is a blocker."""
-    verdict: Literal["yes", "no", "unsure"]
+    verdict: Verdict
     """Majority of the samples; a plurality tie is unsure."""
     samples: int
     """N, errored samples included."""
@@ -27,7 +110,7 @@ class CriterionOutcome(Frozen):
     """The same as an exact fraction ``top/N``."""
     sample_verdicts: tuple[str, ...]
     """Per-sample verdicts in dispatch order (errors as ``error:<kind>``)."""
-    gate: Literal["pass", "warn", "block"]
+    gate: StabilityGate
     """Stability-gate result."""
 
 
@@ -80,3 +163,13 @@ class Decision(Frozen):
     """criteria kind: every criterion evaluation."""
     stability: dict[str, float | int] | None = None
     """criteria kind: present only when multi-sampling ran."""
+
+    @property
+    def outcome(self) -> str | None:
+        """The decision's word (``outcome_word``): disposition, rollout or equivalence word."""
+        return outcome_word(
+            self.kind,
+            disposition=self.disposition,
+            rollout=self.rollout,
+            equivalent=self.equivalent,
+        )

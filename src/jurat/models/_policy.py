@@ -164,6 +164,11 @@ class Policy(Frozen):
     min_valid_fraction: float = Field(0.5, gt=0, le=1)
     """A judge counts as a substantive vote only with at least this share of valid samples."""
 
+    @property
+    def hard_gates(self) -> tuple[str, ...]:
+        """The gates the campaign requires: the rubric's ``hard_gates``, none without a rubric."""
+        return self.rubric.hard_gates if self.rubric is not None else ()
+
     @model_validator(mode="after")
     def _tables(self) -> Policy:
         if self.kind in ("rubric", "pairwise") and self.rubric is None:

@@ -36,3 +36,13 @@ class Vote(Frozen):
     """Milliseconds the call took."""
     prompt_id: str = ""
     """Prompt template id@version used."""
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens the endpoint reported (0 when it reported none)."""
+        return self.usage.get("input_tokens", 0)
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens the endpoint reported (0 when it reported none)."""
+        return self.usage.get("output_tokens", 0)

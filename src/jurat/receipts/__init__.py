@@ -16,8 +16,14 @@ from jurat.receipts._bundle import (
     sign_payload,
     sign_statement,
 )
-from jurat.receipts._cli import keygen_main, proof_path_for, verify_main
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
+from jurat.receipts._inclusion import (
+    MAX_CHECKPOINT_BYTES,
+    MAX_PROOF_BYTES,
+    InclusionCheck,
+    inclusion_step,
+    read_at_most,
+)
 from jurat.receipts._keyless import keyless_available, sign_statement_keyless
 from jurat.receipts._keys import (
     PrivateKey,
@@ -31,9 +37,17 @@ from jurat.receipts._keys import (
     public_key_hint,
     public_key_pem,
 )
-from jurat.receipts._predicate import PREDICATE_TYPE, STATEMENT_TYPE
-from jurat.receipts._statement import build_statement, replay_fidelity_level_for
+from jurat.receipts._paths import RECEIPT_SUFFIX, proof_path_for, receipt_path_for
+from jurat.receipts._predicate import PREDICATE_TYPE, STATEMENT_TYPE, Statement
+from jurat.receipts._statement import (
+    build_statement,
+    decision_statement,
+    read_decision_statement,
+    replay_fidelity_level_for,
+    statement_document,
+)
 from jurat.receipts._verify import (
+    INCLUSION_STEP,
     STEPS,
     VerifyReport,
     VerifyStep,
@@ -45,20 +59,27 @@ from jurat.receipts._verify import (
 __all__ = [
     "BUNDLE_MEDIA_TYPE",
     "MAX_BUNDLE_BYTES",
+    "MAX_CHECKPOINT_BYTES",
     "MAX_DEPTH",
+    "MAX_PROOF_BYTES",
     "PAYLOAD_TYPE",
+    "INCLUSION_STEP",
     "PREDICATE_TYPE",
+    "RECEIPT_SUFFIX",
     "STATEMENT_TYPE",
     "STEPS",
+    "InclusionCheck",
     "PrivateKey",
     "PublicKey",
+    "Statement",
     "VerifyReport",
     "VerifyStep",
     "build_statement",
+    "decision_statement",
     "default_key_path",
     "default_public_key_path",
+    "inclusion_step",
     "keygen",
-    "keygen_main",
     "keyless_available",
     "load_or_create_default_key",
     "load_private_key",
@@ -68,14 +89,17 @@ __all__ = [
     "proof_path_for",
     "public_key_hint",
     "public_key_pem",
+    "read_at_most",
+    "read_decision_statement",
     "read_statement",
     "receipt_digest",
+    "receipt_path_for",
     "rederive",
     "rederive_bundle",
     "replay_fidelity_level_for",
     "sign_payload",
     "sign_statement",
     "sign_statement_keyless",
+    "statement_document",
     "verify_bundle",
-    "verify_main",
 ]

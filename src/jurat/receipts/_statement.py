@@ -1,6 +1,9 @@
 """Building the decision statement, parsing it back, and comparing a re-derived decision.
 
-The records themselves (the predicate's schema) are in ``_predicate``.
+The records themselves (the predicate's schema) are in ``_predicate``. The runner works
+with the typed ``Statement`` (``decision_statement``, ``read_decision_statement``);
+``build_statement`` and ``read_statement`` give the same statement as its JSON document,
+for tools that read or edit the bytes a receipt signs.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from jurat.models import (
     Vote,
     policy_digest,
 )
-from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH
+from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement
 from jurat.receipts._predicate import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -163,7 +166,58 @@ def build_statement(
     jurat_version: str,
     adjudication: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The in-toto Statement v1 for one artifact's decision, as a JSON-ready dict.
+    """``decision_statement`` as its JSON document (``statement_document``)."""
+    return statement_document(
+        decision_statement(
+            policy=policy,
+            artifact=artifact,
+            gates=gates,
+            votes=votes,
+            decision=decision,
+            bundle=bundle,
+            judges_meta=judges_meta,
+            inputs=inputs,
+            review_version=review_version,
+            supersedes=supersedes,
+            replay_fidelity_level=replay_fidelity_level,
+            jurat_version=jurat_version,
+            adjudication=adjudication,
+        )
+    )
+
+
+def statement_document(statement: Statement) -> dict[str, Any]:
+    """The statement as the JSON document a receipt signs (``sign_statement`` takes it)."""
+    return statement.model_dump(mode="json", by_alias=True)
+
+
+def read_decision_statement(bundle_bytes: bytes) -> Statement:
+    """The typed statement inside a receipt, decoded but NOT verified (use verify_bundle).
+
+    For receipts jurat wrote and keeps (a resumed run reuses them): the bounds of
+    ``read_statement``, then the schema and normal form of step 4; a receipt that fails
+    either raises VerificationError.
+    """
+    return parse_statement(read_statement(bundle_bytes))
+
+
+def decision_statement(
+    *,
+    policy: Policy,
+    artifact: Artifact,
+    gates: Sequence[GateOutcome],
+    votes: Sequence[Vote],
+    decision: Decision,
+    bundle: EvidenceBundle,
+    judges_meta: list[dict[str, Any]] | None = None,
+    inputs: dict[str, Any] | None = None,
+    review_version: int = 1,
+    supersedes: str | None = None,
+    replay_fidelity_level: str,
+    jurat_version: str,
+    adjudication: dict[str, Any] | None = None,
+) -> Statement:
+    """The in-toto Statement v1 for one artifact's decision.
 
     ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
     ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
@@ -209,12 +263,14 @@ def build_statement(
         subject=(Subject(name=artifact.id, digest={"sha256": artifact.sha256}),),
         predicate_type=PREDICATE_TYPE,
         predicate=predicate,
-    ).model_dump(mode="json", by_alias=True)
+    )
     # Check what the verifier will see: the statement after a JSON round trip, within the
     # limits it reads receipts with (docs/receipt-format.md §2.2).
     try:
         seen = loads_strict(
-            canonical_json(statement), max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH
+            canonical_json(statement_document(statement)),
+            max_bytes=MAX_BUNDLE_BYTES,
+            max_depth=MAX_DEPTH,
         )
     except ValueError as exc:
         raise ValidationError(f"the statement exceeds what a receipt may hold: {exc}") from exc

@@ -8,10 +8,55 @@ output instead of executing again.
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, JsonValue
 
 from jurat.canonical import sha256_digest
-from jurat.models import Artifact, EvidenceItem, GateOutcome, Policy
+from jurat.errors import JudgeOutputError, JuratError, TransportError
+from jurat.judges import Engine
+from jurat.models import (
+    GATE_SUBJECT_EXECUTION,
+    Artifact,
+    EvidenceItem,
+    Frozen,
+    GateOutcome,
+    Policy,
+)
+
+__all__ = ["Execution", "execute_subject", "execution_evidence", "execution_prompt"]
+
+
+class Execution(Frozen):
+    """The subject's run on one input, as the ledger's ``job_received`` entry records it.
+
+    Three shapes, told apart by which fields are set: an output (``output`` and its
+    digest, model, temperature, usage, attempts), an answer without text (``output`` null,
+    ``error``, usage, attempts), or a failure that produced no answer (``output`` null,
+    ``error``, ``message``). ``record()`` writes only the fields that were set, so the
+    ledger holds exactly the keys of its shape.
+    """
+
+    output: str | None = None
+    """The subject's text, or null when it produced none."""
+    output_sha256: str | None = None
+    """sha256 of ``output``."""
+    model: str | None = None
+    """The model the subject's configuration names."""
+    returned_model: str | None = None
+    """The model the endpoint said answered."""
+    temperature: float | None = None
+    """The pinned execution temperature (seed 001 §3)."""
+    usage: dict[str, int] = Field(default_factory=dict)
+    """Token usage the endpoint reported (input_tokens, output_tokens)."""
+    attempts: int = 1
+    """Transport attempts, retries included."""
+    error: str | None = None
+    """Why there is no output: the error kind, the finish reason or the envelope error."""
+    message: str | None = None
+    """The error's message, when the call failed without an answer."""
+
+    def record(self) -> dict[str, JsonValue]:
+        """The JSON object kept in the ledger: the fields of this record's shape only."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 def execution_prompt(policy: Policy, artifact: Artifact) -> str:
@@ -20,35 +65,42 @@ def execution_prompt(policy: Policy, artifact: Artifact) -> str:
     return policy.subject_prompt.replace("{input}", artifact.input)
 
 
-async def execute_subject(policy: Policy, artifact: Artifact) -> dict[str, Any]:
-    """Run the subject and return the record kept in the ledger and the receipt."""
-    from jurat.judges import complete_text
+async def execute_subject(policy: Policy, artifact: Artifact, engine: Engine) -> Execution:
+    """Run the subject once; any failure is recorded as the execution, never raised.
 
+    A failed execution is evidence: the ``subject.execution`` gate fails, so the fold
+    blocks, and no judge is asked about an output that does not exist.
+    """
     assert policy.subject is not None and policy.criteria is not None
     temperature = policy.criteria.execution_temperature
-    raw = await complete_text(policy.subject, execution_prompt(policy, artifact),
-                              temperature=temperature)
+    try:
+        raw = await engine.complete_text(
+            policy.subject, execution_prompt(policy, artifact), temperature=temperature
+        )
+    except JuratError as exc:
+        kind = exc.kind if isinstance(exc, TransportError | JudgeOutputError) else None
+        return Execution(output=None, error=kind or type(exc).__name__, message=str(exc))
     if raw.text is None:
-        return {"output": None, "error": raw.envelope_error or raw.finish or "no output",
-                "usage": dict(raw.usage), "attempts": raw.attempts}
-    return {
-        "output": raw.text,
-        "output_sha256": sha256_digest(raw.text),
-        "model": policy.subject.model,
-        "returned_model": raw.returned_model,
-        "temperature": temperature,
-        "usage": dict(raw.usage),
-        "attempts": raw.attempts,
-    }
+        return Execution(output=None, error=raw.envelope_error or raw.finish or "no output",
+                         usage=dict(raw.usage), attempts=raw.attempts)
+    return Execution(
+        output=raw.text,
+        output_sha256=sha256_digest(raw.text),
+        model=policy.subject.model,
+        returned_model=raw.returned_model,
+        temperature=temperature,
+        usage=dict(raw.usage),
+        attempts=raw.attempts,
+    )
 
 
-def with_output(artifact: Artifact, execution: dict[str, Any]) -> Artifact:
+def with_output(artifact: Artifact, execution: Execution) -> Artifact:
     """The artifact as judges see it: the subject's output for this input."""
-    return artifact.model_copy(update={"text": str(execution["output"])})
+    return artifact.model_copy(update={"text": str(execution.output)})
 
 
 def execution_evidence(
-    policy: Policy, artifact: Artifact, execution: dict[str, Any], *, index: int
+    policy: Policy, artifact: Artifact, execution: Execution, *, index: int
 ) -> tuple[GateOutcome, EvidenceItem, Artifact]:
     """The execution as a required gate and an evidence item; the artifact with its output.
 
@@ -56,22 +108,22 @@ def execution_evidence(
     never becomes a SHIP.
     """
     assert policy.subject is not None
-    output = execution.get("output")
+    output = execution.output
     tool = policy.subject.model or policy.subject.provider
-    if not isinstance(output, str):
-        detail = str(execution.get("error") or "no output")
+    if output is None:
+        detail = execution.error or "no output"
         item = EvidenceItem(kind="subject_output", tool=tool, tool_version="",
                             sha256=sha256_digest(""), excerpt=f"execution failed: {detail}",
-                            gate="subject.execution")
-        gate = GateOutcome(id="subject.execution", outcome="error", required=True, tool=tool,
+                            gate=GATE_SUBJECT_EXECUTION)
+        gate = GateOutcome(id=GATE_SUBJECT_EXECUTION, outcome="error", required=True, tool=tool,
                            evidence_index=index, detail=detail)
         return gate, item, artifact
     item = EvidenceItem(kind="subject_output", tool=tool, tool_version="",
                         sha256=sha256_digest(output), excerpt=output[:2000],
-                        gate="subject.execution")
-    gate = GateOutcome(id="subject.execution", outcome="pass", required=True, tool=tool,
+                        gate=GATE_SUBJECT_EXECUTION)
+    gate = GateOutcome(id=GATE_SUBJECT_EXECUTION, outcome="pass", required=True, tool=tool,
                        evidence_index=index,
-                       data={"temperature": execution.get("temperature"),
-                             "returned_model": execution.get("returned_model"),
-                             "usage": execution.get("usage", {})})
+                       data={"temperature": execution.temperature,
+                             "returned_model": execution.returned_model,
+                             "usage": execution.usage})
     return gate, item, with_output(artifact, execution)

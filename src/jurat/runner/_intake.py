@@ -2,7 +2,7 @@
 
 Nothing leaves the machine before intake has passed for the whole campaign.
 
-Threat model (DESIGN.md, "Trust boundaries"). A campaign file may be copied from a
+Threat model (docs/design.md, "Trust boundaries"). A campaign file may be copied from a
 stranger, along with the directory it sits in; whatever it names is read here and then
 sent to judges. So every file it names must be a regular file inside the campaign file's
 directory, of bounded size: an absolute path, a ``..`` component, or a symlink anywhere

@@ -1,4 +1,6 @@
-"""One artifact's job: checks → judges → validation → fold → receipt → ledger (DESIGN.md).
+"""One artifact's job: checks → judges → validation → fold → receipt → ledger.
+
+The stages and their order are docs/design.md's pipeline.
 
 Every sample is appended to the ledger as soon as it is final, so an interrupted run
 resumes from the ledger and never resamples (seed 000: a retry is not a new sample).
@@ -6,11 +8,13 @@ resumes from the ledger and never resamples (seed 000: a retry is not a new samp
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from jurat import __version__
+from jurat.checks import deterministic_equivalence, run_checks_async
+from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
+from jurat.ledger import job_id
 from jurat.models import (
     Artifact,
     Decision,
@@ -19,6 +23,7 @@ from jurat.models import (
     Policy,
     Vote,
 )
+from jurat.runner._execute import Execution
 
 EXCERPT_CHARS = 2000
 
@@ -32,9 +37,9 @@ class JobResult:
     votes: list[Vote]
     gates: list[GateOutcome]
     receipt_path: str
+    cost: CostSummary
     review_version: int = 1
     reused: bool = False
-    cost: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,8 +78,6 @@ async def deterministic_checks(
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
         settings = policy.equivalence
         if settings is None or settings.deterministic_first:
-            from jurat.checks import deterministic_equivalence
-
             check = deterministic_equivalence(artifact.a, artifact.b)
             # By default `b` is the reference (the gold answer): the gate binds it by digest
             # only (docs/receipt-format.md, "Reference material").
@@ -82,8 +85,6 @@ async def deterministic_checks(
             return [check.to_gate(reference=reference)], []
         return [], []
     if policy.python is not None and artifact.media_type == "text/x-python":
-        from jurat.checks import run_checks_async
-
         report = await run_checks_async(
             artifact.text, tests=artifact.tests or None, config=policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
@@ -94,8 +95,18 @@ async def deterministic_checks(
 
 def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:
     """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt."""
-    from jurat.ledger import job_id
-
     return job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
                   attempt)
+
+
+def job_cost(policy: Policy, votes: Sequence[Vote], execution: Execution | None) -> CostSummary:
+    """Tokens and USD per phase for one job (seed 001 §5): only the judge phase multiplies."""
+    extra = []
+    if execution is not None and policy.subject is not None:
+        tin = int(execution.usage.get("input_tokens", 0))
+        tout = int(execution.usage.get("output_tokens", 0))
+        extra.append(PhaseCost(phase="execution", calls=1, attempts=execution.attempts,
+                               input_tokens=tin, output_tokens=tout,
+                               usd=usd(policy.subject, tin, tout)))
+    return cost_summary(votes, policy.judges, extra)
 

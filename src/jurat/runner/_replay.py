@@ -1,29 +1,24 @@
-"""`jurat replay` and `jurat report`: read receipts back from a ledger (or a directory).
+"""Replay: check a ledger's log, then every receipt in it through the verifier's steps.
 
-Replay runs the receipt verifier's numbered steps on every receipt in the ledger:
-all seven with ``--key``; without it, every step but the signature (step 3), and it
-says so and exits 4, never 0, because nobody was shown to have signed anything
-(docs/receipt-format.md §7).
+With a public key all seven steps run on each receipt; without one, every step but the
+signature (step 3), so a replay without a key never holds (docs/receipt-format.md §7).
+More than one receipt for one (job, review version) fails the later one
+(docs/design.md, "Contracts that others rely on").
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from pydantic import Field
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from jurat.errors import JuratError
+from jurat.ledger import Entry, Ledger, LedgerReport
+from jurat.models import Frozen, outcome_word
+from jurat.receipts import STEPS, PublicKey, VerifyReport, rederive_bundle, verify_bundle
 
-from jurat.errors import IntakeError, JuratError
-from jurat.runner._summary import wide_console
+__all__ = ["Replay", "ReplayedReceipt", "ledger_url", "replay_ledger"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_CONFIG = 3
-#: Every decision re-derives, but no signature was checked (no ``--key``): not a pass.
-EXIT_UNSIGNED = 4
-_CELL_CHARS = 60
+#: The verifier's signature step, which a replay without a key does not run.
+SIGNATURE_STEP = STEPS.index("verify signature") + 1
 
 
 def ledger_url(value: str) -> str:
@@ -31,176 +26,119 @@ def ledger_url(value: str) -> str:
     return value if "://" in value else f"sqlite:///{value}"
 
 
-def receipts_in_ledger(ledger: Any) -> list[tuple[Any, bytes]]:
-    """Every receipt entry with its signed bundle bytes, in log order."""
-    return list(ledger.receipts())
-
-
-def _d(value: Any) -> dict[str, Any]:
+def _object(value: object) -> dict[str, object]:
+    """``value`` if it is a JSON object, else an empty one: receipts are untrusted."""
     return value if isinstance(value, dict) else {}
 
 
-def _cell(value: Any, limit: int = _CELL_CHARS) -> str:
-    """Receipt text for the console: printable, short, no Rich markup."""
-    text = "".join(c if c.isprintable() else "?" for c in str(value)[: limit + 1])
-    return escape(text if len(text) <= limit else text[:limit] + "...")
+def decision_word(decision: dict[str, object]) -> str:
+    """The word naming a receipt's decision object (``outcome_word``), or ``?``."""
+
+    def text(key: str) -> str | None:
+        value = decision.get(key)
+        return value if isinstance(value, str) else None
+
+    equivalent = decision.get("equivalent")
+    word = outcome_word(
+        text("kind"), disposition=text("disposition"), rollout=text("rollout"),
+        equivalent=equivalent if isinstance(equivalent, bool) else None,
+    )
+    return word or "?"
 
 
-def replay_main(url: str, key_path: Path | None) -> int:
-    """Verify the log, then every receipt in it; exit 0 all hold, 1 any failure, 3 input,
-    4 all hold but no signature was checked (no key given)."""
-    from jurat.ledger import open_ledger
-    from jurat.receipts import load_public_key
+class ReplayedReceipt(Frozen):
+    """One receipt of the ledger, through the verifier's steps."""
 
-    console = wide_console()
-    try:
-        key = load_public_key(key_path) if key_path else None
-        # A reading command: a mistyped path is an error, never a new empty ledger.
-        ledger = open_ledger(ledger_url(url), create=False)
-    except JuratError as exc:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc))}")
-        return EXIT_CONFIG
-    if key is None:
-        console.print(
-            "[yellow]signatures: NOT checked[/] (no --key given): this replay can show that "
-            "the recorded decisions re-derive, not that anyone signed them; pass --key PUB",
-            soft_wrap=True,
+    entry: Entry
+    """The ledger's receipt entry."""
+    report: VerifyReport
+    """The verifier's steps (without a key: every step but the signature)."""
+    review_version: int | None
+    """``predicate.review.version`` as the receipt records it, once it could be read."""
+    recorded: str
+    """The decision word the receipt records, or ``?``."""
+    derived: str | None
+    """The decision word the fold re-derives, once step 6 held."""
+    ok: bool
+    """Every step that ran held, the signature among them when a key was given, and no
+    earlier receipt of the ledger has the same (job, review version)."""
+    problems: tuple[str, ...] = ()
+    """Why it failed, one line each."""
+
+    @property
+    def signature_ok(self) -> bool | None:
+        """Whether step 3 held; None when it did not run (no key, or an earlier step failed)."""
+        step = next((s for s in self.report.steps if s.number == SIGNATURE_STEP), None)
+        return None if step is None else step.ok
+
+
+class Replay(Frozen):
+    """A ledger replayed: its log, then each receipt."""
+
+    signatures_checked: bool
+    """Whether a public key was given, so that step 3 ran on every receipt."""
+    log: LedgerReport | None = None
+    """The log's check (hash chain, sequence, Merkle root) when it held."""
+    log_error: str | None = None
+    """Why the log's check failed."""
+    receipts_error: str | None = None
+    """Why the receipts could not be read from the ledger (then ``receipts`` is empty)."""
+    receipts: tuple[ReplayedReceipt, ...] = Field(default=())
+    """Every receipt entry, in log order."""
+
+    @property
+    def failures(self) -> int:
+        """The log, the receipt listing and every receipt that did not hold."""
+        return (
+            (self.log_error is not None)
+            + (self.receipts_error is not None)
+            + sum(not r.ok for r in self.receipts)
         )
-    try:
-        failures = _replay(console, ledger, key)
-    finally:
-        ledger.close()
-    if failures:
-        console.print(f"[red]{failures} failure(s)[/]: see the rows marked NO")
-        return EXIT_FAILED
-    if key is None:
-        console.print(
-            "all decisions re-derive; [yellow]no signature was checked[/] (exit "
-            f"{EXIT_UNSIGNED}): pass --key PUB to check them",
-            soft_wrap=True,
-        )
-        return EXIT_UNSIGNED
-    console.print("all decisions re-derive and every receipt's signature verifies")
-    return EXIT_OK
 
 
-def _replay(console: Console, ledger: Any, key: Any) -> int:
-    """Print the log check and one row per receipt; return the number of failures."""
-    from jurat.receipts import rederive_bundle, verify_bundle
-
-    failures = 0
-    try:
-        report = ledger.verify()
-        console.print(f"1. log: {report.tree_size} entries, hash chain and Merkle root hold")
-    except JuratError as exc:
-        console.print(f"[red]1. log: FAILED[/] {escape(str(exc))}")
-        failures += 1
-    try:
-        receipts = receipts_in_ledger(ledger)
-    except JuratError as exc:
-        console.print(f"[red]2. receipts: FAILED[/] {escape(str(exc))}")
-        return failures + 1
-    table = Table(title="re-derived decisions")
-    for col in ("seq", "artifact", "review", "recorded", "re-derived", "signature", "ok"):
-        table.add_column(col)
+def _replayed(
+    entry: Entry, signed: bytes, key: PublicKey | None, seen: dict[tuple[str, int], int]
+) -> ReplayedReceipt:
+    report = verify_bundle(signed, key) if key is not None else rederive_bundle(signed)
+    predicate = _object(_object(report.statement).get("predicate"))
+    version = _object(predicate.get("review")).get("version")
+    ok = report.ok if key is not None else report.held
     problems: list[str] = []
-    seen: dict[tuple[str, int], int] = {}
-    for entry, signed in receipts:
-        report = verify_bundle(signed, key) if key is not None else rederive_bundle(signed)
-        predicate = _d(_d(report.statement).get("predicate"))
-        version = _d(predicate.get("review")).get("version")
-        ok = report.ok if key is not None else report.held
-        failed = report.failed
-        if failed is not None:
-            problems.append(f"seq {entry.seq}: step {failed.number} ({failed.name}): "
-                            f"{failed.detail}")
-        if isinstance(version, int):
-            # DESIGN.md: each (job, review version) ends with exactly one receipt.
-            earlier = seen.setdefault((entry.job_id, version), entry.seq)
-            if earlier != entry.seq:
-                ok = False
-                problems.append(f"seq {entry.seq}: a second receipt for job {entry.job_id} "
-                                f"review {version} (the first is seq {earlier})")
-        failures += not ok
-        derived = (_cell(_word(report.decision.model_dump(mode="json"))) if report.decision
-                   else f"[red]step {failed.number}[/]" if failed else "?")
-        # Before step 4 the receipt names no artifact: show the ledger's, in parentheses.
-        artifact = report.artifact_id or f"({entry.artifact_id})"
-        table.add_row(
-            str(entry.seq), _cell(artifact), "-" if version is None else _cell(version),
-            _cell(_word(_d(predicate.get("decision")))), derived,
-            _signature(report, key is not None), "[green]yes[/]" if ok else "[red]NO[/]",
-        )
-    console.print(table)
-    for line in problems:
-        console.print(f"[red]FAIL[/] {_cell(line, 300)}", soft_wrap=True)
-    return failures
+    failed = report.failed
+    if failed is not None:
+        problems.append(f"seq {entry.seq}: step {failed.number} ({failed.name}): {failed.detail}")
+    review_version = version if isinstance(version, int) else None
+    if review_version is not None:
+        earlier = seen.setdefault((entry.job_id, review_version), entry.seq)
+        if earlier != entry.seq:
+            ok = False
+            problems.append(f"seq {entry.seq}: a second receipt for job {entry.job_id} "
+                            f"review {review_version} (the first is seq {earlier})")
+    return ReplayedReceipt(
+        entry=entry, report=report, review_version=review_version,
+        recorded=decision_word(_object(predicate.get("decision"))),
+        derived=(decision_word(report.decision.model_dump(mode="json"))
+                 if report.decision is not None else None),
+        ok=ok,
+        problems=tuple(problems),
+    )
 
 
-def _signature(report: Any, checked: bool) -> str:
-    if not checked:
-        return "[yellow]not checked[/]"
-    step = next((s for s in report.steps if s.number == 3), None)
-    if step is None:
-        return "-"  # an earlier step failed: there was no signature to check
-    return "ok" if step.ok else "[red]BAD[/]"
-
-
-def _word(decision: dict[str, Any]) -> str:
-    for key in ("disposition", "rollout"):
-        if decision.get(key):
-            return str(decision[key])
-    if decision.get("kind") == "equivalence":
-        return str(decision.get("equivalent"))
-    return "?"
-
-
-def report_main(source: str, html: Path, key_path: Path | None) -> int:
-    """Render the HTML report from a ledger or a directory of receipts."""
-    from jurat.service import load_receipt_files, render_report
-
-    console = Console(stderr=True, soft_wrap=True)
-    path = Path(source)
+def replay_ledger(ledger: Ledger, key: PublicKey | None) -> Replay:
+    """Check the log, then every receipt; a failure anywhere is recorded, never raised."""
+    log: LedgerReport | None = None
+    log_error: str | None = None
     try:
-        if path.is_dir():
-            receipts = load_receipt_files(path)
-        else:
-            receipts = _receipts_from_ledger(source)
-        if key_path is not None:
-            receipts = [{**r, "key_path": str(key_path)} for r in receipts]
-        page = render_report(receipts)
+        log = ledger.verify()
     except JuratError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
-        return EXIT_CONFIG
+        log_error = str(exc)
     try:
-        html.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        console.print(f"[red]error:[/] cannot write {escape(str(html))}: {exc.strerror or exc}")
-        return EXIT_CONFIG
-    console.print(f"report: {html} ({len(receipts)} receipts)")
-    return 0
-
-
-def _receipts_from_ledger(url: str) -> list[dict[str, Any]]:
-    """The latest receipt of each (campaign, artifact), decoded (bounded, not verified)."""
-    from jurat.ledger import open_ledger
-    from jurat.receipts import read_statement
-
-    ledger = open_ledger(ledger_url(url), create=False)
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    try:
-        for entry, signed in receipts_in_ledger(ledger):
-            try:
-                statement = read_statement(signed)
-            except JuratError as exc:
-                raise IntakeError(f"ledger entry {entry.seq}: not a jurat receipt: {exc}") from exc
-            pred = statement["predicate"]
-            campaign = str(_d(pred.get("campaign")).get("id"))
-            artifact = str(_d(pred.get("artifact")).get("id", f"seq-{entry.seq}"))
-            latest[(campaign, artifact)] = {
-                "statement": statement, "receipt_path": f"{artifact}.sigstore.json",
-                "key_path": None,
-            }
-    finally:
-        ledger.close()
-    return list(latest.values())
+        receipts = list(ledger.receipts())
+    except JuratError as exc:
+        return Replay(signatures_checked=key is not None, log=log, log_error=log_error,
+                      receipts_error=str(exc))
+    seen: dict[tuple[str, int], int] = {}
+    return Replay(
+        signatures_checked=key is not None, log=log, log_error=log_error,
+        receipts=tuple(_replayed(entry, signed, key, seen) for entry, signed in receipts),
+    )

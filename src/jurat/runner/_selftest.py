@@ -7,19 +7,14 @@ always-equivalent / always-accept pathology, position bias or a taste for verbos
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import JuratError
-from jurat.fold import canonical_preference
+from jurat.fold import decide
+from jurat.judges import OrderedAnswer, order_reversal
 from jurat.models import (
     RISK_TIERS,
     Artifact,
@@ -31,7 +26,6 @@ from jurat.models import (
     Policy,
     Rubric,
     Vote,
-    load_campaign,
 )
 from jurat.runner._job import artifact_evidence
 
@@ -120,8 +114,6 @@ def _rubric_policy(judge: JudgeConfig) -> Policy:
 
 
 async def _rubric_canaries(judge: JudgeConfig) -> list[Check]:
-    from jurat.fold import decide
-
     policy = _rubric_policy(judge)
     good = decide(policy, [], await _votes(policy, _artifact("good", text=GOOD_CODE,
                                                               truth="accept")))
@@ -136,8 +128,6 @@ async def _rubric_canaries(judge: JudgeConfig) -> list[Check]:
 
 
 async def _criteria_canaries(judge: JudgeConfig) -> list[Check]:
-    from jurat.fold import decide
-
     suite = CriteriaSuite(samples=5, blocker_samples=5, items=(
         Criterion(id="mentions-paris", text="Does the answer name Paris as the capital?",
                   blocker=True),))
@@ -155,37 +145,28 @@ async def _criteria_canaries(judge: JudgeConfig) -> list[Check]:
 async def _pairwise_bias(judge: JudgeConfig) -> list[Check]:
     policy = Policy(id="selftest", kind="pairwise", judges=(judge.model_copy(
         update={"samples": 8}),), rubric=_rubric_policy(judge).rubric)
-    first = total = verbose = verbose_n = 0
+    verbose = verbose_n = 0
     cases = [("A", SHORT_RIGHT, LONG_WRONG), ("B", LONG_WRONG, SHORT_RIGHT),
              ("A", GOOD_CODE, BAD_CODE), ("B", BAD_CODE, GOOD_CODE)]
-    consistent = []
+    answers: list[list[OrderedAnswer]] = []
     for i, (truth, a, b) in enumerate(cases):
         votes = await _votes(policy, _artifact(f"pw{i}", a=a, b=b, truth=truth))
-        canon: dict[str, list[str]] = {}
-        for v in votes:
-            pref = v.answer.get("preference") if v.answer else None
-            if pref in ("A", "B"):
-                total += 1
-                first += pref == "A"
-            c = canonical_preference(v)
-            if c in ("A", "B") and v.order:
-                canon.setdefault(v.order, []).append(c)
-            if c in ("A", "B") and (LONG_WRONG in (a, b)):
-                verbose_n += 1
-                longer = "A" if len(a) > len(b) else "B"
-                verbose += c == longer
-        if "AB" in canon and "BA" in canon:
-            ab = max(set(canon["AB"]), key=canon["AB"].count)
-            ba = max(set(canon["BA"]), key=canon["BA"].count)
-            consistent.append(ab == ba)
-    rate = first / total if total else 0.5
+        answers.append([OrderedAnswer.of(v) for v in votes])
+        if LONG_WRONG in (a, b):
+            longer = "A" if len(a) > len(b) else "B"
+            chosen = [x.canonical for x in answers[-1] if x.canonical in ("A", "B")]
+            verbose_n += len(chosen)
+            verbose += chosen.count(longer)
+    # Position bias and order reversal are measured as the report measures them.
+    order = order_reversal(answers)
+    rate = order.first_position_rate
     checks = [Check(judge.id, "bias: position (first-shown preferred)",
-                    total > 0 and abs(rate - 0.5) <= POSITION_BIAS_LIMIT,
-                    f"first-shown chosen {first}/{total}")]
-    if consistent:
+                    rate is not None and abs(rate - 0.5) <= POSITION_BIAS_LIMIT,
+                    f"first-shown chosen {order.first_position}/{order.ab_answers}")]
+    if order.items:
+        same = f"{order.consistent}/{order.items} artifacts: same majority under AB and BA"
         checks.append(Check(judge.id, "order-reversal consistency",
-                            sum(consistent) / len(consistent) >= CONTROL_PASS_RATE,
-                            f"{sum(consistent)}/{len(consistent)} pairs same under AB and BA"))
+                            order.consistent / order.items >= CONTROL_PASS_RATE, same))
     vrate = verbose / verbose_n if verbose_n else 0.0
     checks.append(Check(judge.id, "bias: verbosity (longer, wrong answer preferred)",
                         verbose_n > 0 and vrate <= 0.5, f"longer chosen {verbose}/{verbose_n}"))
@@ -211,42 +192,4 @@ async def selftest_judge(judge: JudgeConfig) -> list[Check]:
         except JuratError as exc:
             checks.append(Check(judge.id, part.__name__.strip("_").replace("_", " "), False,
                                 f"error: {exc}"))
-    from jurat.judges import default_engine
-
-    await default_engine().aclose()
     return checks
-
-
-def _judges_from(campaign: Path | None, providers: Sequence[str]) -> list[JudgeConfig]:
-    judges: list[JudgeConfig] = []
-    if campaign is not None:
-        judges.extend(load_campaign(campaign).policy.judges)
-    for i, provider in enumerate(providers):
-        judges.append(JudgeConfig(id=f"{provider}#{i}" if campaign else provider,
-                                  provider=provider, samples=5, seed=11))
-    if not judges:
-        judges.append(JudgeConfig(id="sim", provider="sim", samples=5, seed=11,
-                                  reliability=0.95))
-    return judges
-
-
-def selftest_main(campaign: Path | None, providers: Sequence[str]) -> int:
-    """Print a pass/fail table; exit 0 only when every judge passes every control."""
-    console = Console()
-    try:
-        judges = _judges_from(campaign, providers)
-    except (JuratError, ValueError) as exc:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {escape(str(exc))}")
-        return 3
-    table = Table(title="jurat selftest")
-    for col in ("judge", "control", "result", "detail"):
-        table.add_column(col)
-    failed = 0
-    for judge in judges:
-        for check in asyncio.run(selftest_judge(judge)):
-            failed += not check.ok
-            table.add_row(check.judge, check.name, "[green]pass[/]" if check.ok else "[red]FAIL[/]",
-                          check.detail)
-    console.print(table)
-    console.print("all controls pass" if not failed else f"[red]{failed} control(s) failed[/]")
-    return 0 if not failed else 1

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
-from jurat.models import Decision
+from jurat.models import Decision, tone_of
 from jurat.runner._job import JobResult
+from jurat.style import terminal_markup
 
 
 def wide_console() -> Console:
@@ -17,12 +18,8 @@ def wide_console() -> Console:
 
 
 def outcome_text(d: Decision) -> str:
-    """The decision word per kind, as the table and the report show it."""
-    if d.kind == "criteria":
-        return d.rollout or "?"
-    if d.kind == "equivalence":
-        return {True: "equivalent", False: "different", None: "undecided"}[d.equivalent]
-    return d.disposition or "?"
+    """The decision word per kind (``Decision.outcome``), ``?`` when it is missing."""
+    return d.outcome or "?"
 
 
 def score_text(d: Decision) -> str:
@@ -42,11 +39,6 @@ def agreement_text(d: Decision) -> str:
     return d.agreement_votes or "-"
 
 
-_STYLE = {"accept": "green", "SHIP": "green", "equivalent": "green", "different": "cyan",
-          "reject": "red", "BLOCK": "red", "escalate": "yellow", "WARN": "yellow",
-          "undecided": "yellow"}
-
-
 def print_summary(results: Sequence[JobResult], console: Console, title: str) -> None:
     """Per artifact: decision, Q or pass fraction, agreement, valid/samples, gates, cost."""
     table = Table(title=title, show_lines=False)
@@ -55,11 +47,9 @@ def print_summary(results: Sequence[JobResult], console: Console, title: str) ->
         table.add_column(col)
     for r in results:
         d = r.decision
-        word = outcome_text(d)
-        style = _STYLE.get(word, "")
-        usd = r.cost.get("usd")
+        usd = r.cost.total.usd
         table.add_row(
-            r.artifact.id, f"[{style}]{word}[/]" if style else word, score_text(d),
+            r.artifact.id, terminal_markup(outcome_text(d), tone_of(d.outcome)), score_text(d),
             agreement_text(d), f"{d.valid_samples}/{d.samples}",
             ", ".join(d.gates_failed) or "-",
             "unknown" if usd is None else f"${usd:.4f}",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from jurat.style import TONE_HEX
+
 
 def cell(inner: str, cls: str | None = None) -> str:
     """A table cell; ``inner`` is markup the caller has already escaped."""
@@ -22,11 +24,18 @@ def table(
     return f"<table{attrs}><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+# The tone colours come from jurat.style, which the terminal tables read too.
+_ROOT = (
+    f":root {{ --good: {TONE_HEX['good']}; --bad: {TONE_HEX['bad']}; --hold: {TONE_HEX['hold']}; "
+    f"--ink: #1f2328; --muted: {TONE_HEX['none']};\n"
+    "  --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa; }\n"
+)
+
 # System fonts only: the page must render identically with no network.
-CSS = """
-:root { --good: #1a7f37; --bad: #c62828; --hold: #b26a00; --ink: #1f2328; --muted: #59636e;
-  --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa; }
-* { box-sizing: border-box; }
+CSS = (
+    "\n"
+    + _ROOT
+    + """* { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 1200px; padding: 24px; color: var(--ink); background: var(--bg);
   font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
 h1 { font-size: 24px; margin: 0 0 8px; }
@@ -76,3 +85,4 @@ svg.chart polyline.series { fill: none; stroke-width: 1.8; stroke-opacity: 0.75;
   stroke-linejoin: round; }
 svg.chart rect.track { fill: #eef1f4; }
 """
+)

@@ -8,9 +8,16 @@ REASON / NUMERIC_B; the report is contributor-visible and must not show it.
 from __future__ import annotations
 
 from jurat.checks import deterministic_equivalence
-from jurat.models import EquivalencePolicy, GateOutcome, JudgeConfig, Policy, Vote
-from jurat.service._report import render_report
-from tests.service.receipt_builder import statement
+from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    EquivalencePolicy,
+    GateOutcome,
+    JudgeConfig,
+    Policy,
+    Vote,
+)
+from jurat.report._report import render_report
+from tests.report.receipt_builder import statement
 
 POLICY = Policy(
     id="gold",
@@ -30,7 +37,7 @@ def _render(*statements: dict[str, object]) -> str:
 def test_an_old_receipt_shows_neither_the_gold_gate_detail_nor_the_judge_reason() -> None:
     check = deterministic_equivalence(A, GOLD)
     old_gate = GateOutcome(
-        id="equivalence.deterministic",
+        id=GATE_EQUIVALENCE_DETERMINISTIC,
         outcome="fail",
         tool="math-verify",
         detail=check.detail,
@@ -38,7 +45,7 @@ def test_an_old_receipt_shows_neither_the_gold_gate_detail_nor_the_judge_reason(
     )
     assert "40,000" in old_gate.detail  # what an earlier jurat wrote
     skipped = GateOutcome(
-        id="equivalence.deterministic",
+        id=GATE_EQUIVALENCE_DETERMINISTIC,
         outcome="skip",
         tool="math-verify",
         detail="a '200,000' = 200000, b '40,000' = 40000: rounding",

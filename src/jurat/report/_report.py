@@ -15,16 +15,16 @@ from typing import Any
 from jurat.errors import IntakeError, JuratError
 from jurat.fold import wilson_interval
 from jurat.receipts import read_statement
-from jurat.service._report_data import ArtifactView, ReportReceipt, artifact_views, coerce_receipts
-from jurat.service._report_html import CSS, cell, table
-from jurat.service._report_stats import (
+from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_views, coerce_receipts
+from jurat.report._report_html import CSS, cell, table
+from jurat.report._report_stats import (
+    CostRow,
     OrderRow,
-    PhaseCost,
-    order_reversal,
-    phase_costs,
+    cost_rows,
+    order_rows,
     running_agreement,
 )
-from jurat.service._svg import Bin, Line, Share, histogram, line_chart, share_chart
+from jurat.report._svg import Bin, Line, Share, histogram, line_chart, share_chart
 
 __all__ = ["ReportReceipt", "load_receipt_files", "render_report"]
 
@@ -64,13 +64,13 @@ def render_report(
 ) -> str:
     """The whole report as one HTML document. Deterministic: the same input, the same bytes."""
     views = artifact_views(coerce_receipts(receipts))
-    costs = phase_costs(views, cost)
+    costs = cost_rows(views, cost)
     body = [
         f"<header><h1>{escape(title)}</h1>{_summary(views)}</header>",
         _decisions(views),
         _agreement_section(views),
         _convergence_section(views),
-        _order_section(order_reversal(views)),
+        _order_section(order_rows(views)),
         _cost_section(costs),
         _verify_section(views),
     ]
@@ -334,9 +334,9 @@ def _order_section(rows: Sequence[OrderRow]) -> str:
     body = [
         f'<tr data-judge="{escape(r.judge)}">'
         + cell(escape(r.judge))
-        + cell(_frac(r.consistent, r.items), "num")
-        + cell(_frac(r.agreeing_pairs, r.pairs), "num")
-        + cell(_frac(r.first_position, r.ab_answers), "num")
+        + cell(_frac(r.reversal.consistent, r.reversal.items), "num")
+        + cell(_frac(r.reversal.agreeing_pairs, r.reversal.pairs), "num")
+        + cell(_frac(r.reversal.first_position, r.reversal.ab_answers), "num")
         + "</tr>"
         for r in rows
     ]
@@ -349,7 +349,10 @@ def _order_section(rows: Sequence[OrderRow]) -> str:
     chart = share_chart(
         "order-chart",
         "Canonical preference unchanged when the order is swapped (sample pairs)",
-        [Share(label=f"judge {r.judge}", part=r.agreeing_pairs, whole=r.pairs) for r in rows],
+        [
+            Share(label=f"judge {r.judge}", part=r.reversal.agreeing_pairs, whole=r.reversal.pairs)
+            for r in rows
+        ],
     )
     return (
         '<section id="order"><h2>Order-reversal consistency</h2>'
@@ -365,24 +368,28 @@ def _num(value: int | None) -> str:
     return "not recorded" if value is None else f"{value:,}"
 
 
-def _cost_section(costs: Sequence[PhaseCost]) -> str:
-    body = [
-        f'<tr class="phase-{c.phase}">'
-        + cell(c.phase)
-        + cell(_num(c.calls), "num")
-        + cell(_num(c.tokens_in), "num")
-        + cell(_num(c.tokens_out), "num")
-        + cell("unknown" if c.usd is None else f"${c.usd:,.4f}", "num")
-        + cell(escape(c.source))
-        + "</tr>"
-        for c in costs
-    ]
+def _cost_section(rows: Sequence[CostRow]) -> str:
+    body = []
+    for row in rows:
+        c = row.cost
+        money = "unknown" if c is None or c.usd is None else f"${c.usd:,.4f}"
+        body.append(
+            f'<tr class="phase-{row.phase}">'
+            + cell(row.phase)
+            + cell(_num(c.calls if c else None), "num")
+            + cell(_num(c.attempts if c else None), "num")
+            + cell(_num(c.input_tokens if c else None), "num")
+            + cell(_num(c.output_tokens if c else None), "num")
+            + cell(money, "num")
+            + cell(escape(row.source))
+            + "</tr>"
+        )
+    head = ["phase", "calls", "attempts", "tokens in", "tokens out", "USD", "source"]
     return (
         '<section id="cost-section"><h2>Cost per phase</h2>'
-        '<p class="note">Only the judge phase multiplies with the number of samples N. '
-        "USD is unknown when a judge has no pinned price.</p>"
-        + table("cost", ["phase", "calls", "tokens in", "tokens out", "USD", "source"], body)
-        + "</section>"
+        '<p class="note">Calls are recorded samples, attempts include transport retries. Only '
+        "the judge phase multiplies with the number of samples N. USD is unknown when a judge "
+        "has no pinned price.</p>" + table("cost", head, body) + "</section>"
     )
 
 

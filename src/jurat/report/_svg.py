@@ -51,8 +51,8 @@ class Share(Frozen):
     """Denominator; a zero denominator draws no bar and says so."""
 
 
-def _n(x: float) -> str:
-    """Coordinates with one decimal keep the markup small and deterministic."""
+def _px(x: float) -> str:
+    """A coordinate in user units: one decimal keeps the markup small and deterministic."""
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
 
@@ -73,10 +73,10 @@ def _y_axis(width: int, plot_h: float, ticks: Sequence[tuple[float, str]]) -> li
     for frac, label in ticks:
         y = _PAD_T + plot_h * (1 - frac)
         out.append(
-            f'<line class="grid" x1="{_PAD_L}" x2="{width - _PAD_R}" y1="{_n(y)}" y2="{_n(y)}"/>'
+            f'<line class="grid" x1="{_PAD_L}" x2="{width - _PAD_R}" y1="{_px(y)}" y2="{_px(y)}"/>'
         )
         out.append(
-            f'<text class="tick" x="{_PAD_L - 6}" y="{_n(y + 4)}" '
+            f'<text class="tick" x="{_PAD_L - 6}" y="{_px(y + 4)}" '
             f'text-anchor="end">{escape(label)}</text>'
         )
     return out
@@ -88,10 +88,10 @@ def _legend(names: Sequence[str], x: float, y: float) -> list[str]:
     for i, name in enumerate(names):
         colour = PALETTE[i % len(PALETTE)]
         out.append(
-            f'<rect class="swatch" x="{_n(lx)}" y="{_n(y - 9)}" width="10" height="10" '
+            f'<rect class="swatch" x="{_px(lx)}" y="{_px(y - 9)}" width="10" height="10" '
             f'fill="{colour}"/>'
         )
-        out.append(f'<text class="legend" x="{_n(lx + 14)}" y="{_n(y)}">{escape(name)}</text>')
+        out.append(f'<text class="legend" x="{_px(lx + 14)}" y="{_px(y)}">{escape(name)}</text>')
         # No font metrics without a browser: 7 px per character fits the 11 px legend font.
         lx += 30 + 7 * len(name)
     return out
@@ -127,18 +127,18 @@ def histogram(
             h = plot_h * count / scale_max
             base -= h
             out.append(
-                f'<rect class="bar" x="{_n(x)}" y="{_n(base)}" width="{_n(step * 0.76)}" '
-                f'height="{_n(h)}" fill="{PALETTE[s % len(PALETTE)]}">'
+                f'<rect class="bar" x="{_px(x)}" y="{_px(base)}" width="{_px(step * 0.76)}" '
+                f'height="{_px(h)}" fill="{PALETTE[s % len(PALETTE)]}">'
                 f"<title>{escape(b.label)}: {escape(detail)}</title></rect>"
             )
         total = sum(b.counts)
         if total:
             out.append(
-                f'<text class="count" x="{_n(x + step * 0.38)}" y="{_n(base - 3)}" '
+                f'<text class="count" x="{_px(x + step * 0.38)}" y="{_px(base - 3)}" '
                 f'text-anchor="middle">{total}</text>'
             )
         out.append(
-            f'<text class="tick" x="{_n(x + step * 0.38)}" y="{axis_y + 14}" '
+            f'<text class="tick" x="{_px(x + step * 0.38)}" y="{axis_y + 14}" '
             f'text-anchor="middle">{escape(b.label)}</text>'
         )
     out.append(
@@ -170,7 +170,7 @@ def line_chart(
     def xy(k: int, v: float) -> str:
         x = _PAD_L + (plot_w * (k - 1) / (k_max - 1) if k_max > 1 else plot_w / 2)
         y = _PAD_T + plot_h * (1 - min(max(v, 0.0), 1.0))
-        return f"{_n(x)},{_n(y)}"
+        return f"{_px(x)},{_px(y)}"
 
     out = _open(chart_id, title, width, height, "convergence")
     out += _y_axis(width, plot_h, [(0.0, "0"), (0.5, "0.5"), (1.0, "1")])
@@ -178,10 +178,10 @@ def line_chart(
         y = _PAD_T + plot_h * (1 - reference)
         out.append(
             f'<line class="reference" x1="{_PAD_L}" x2="{width - _PAD_R}" '
-            f'y1="{_n(y)}" y2="{_n(y)}"/>'
+            f'y1="{_px(y)}" y2="{_px(y)}"/>'
         )
         out.append(
-            f'<text class="tick" x="{width - _PAD_R}" y="{_n(y - 4)}" '
+            f'<text class="tick" x="{width - _PAD_R}" y="{_px(y - 4)}" '
             f'text-anchor="end">{escape(reference_label)}</text>'
         )
     for k in sorted({1, (k_max + 1) // 2, k_max}):
@@ -223,7 +223,7 @@ def share_chart(chart_id: str, title: str, rows: Sequence[Share], *, width: int 
         if row.whole:
             share = row.part / row.whole
             out.append(
-                f'<rect class="bar" x="{label_w}" y="{y + 4}" width="{_n(plot_w * share)}" '
+                f'<rect class="bar" x="{label_w}" y="{y + 4}" width="{_px(plot_w * share)}" '
                 f'height="14" fill="{PALETTE[2]}"><title>{escape(row.label)}: '
                 f"{row.part}/{row.whole}</title></rect>"
             )

@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from jurat.errors import IntakeError, ValidationError
-from jurat.service._report import load_receipt_files, render_report
-from jurat.service._report_stats import running_agreement
-from tests.service.receipt_builder import SCRIPT, all_receipts, bundle, real_statement
+from jurat.models import Decision, tone_of
+from jurat.report._report import load_receipt_files, render_report
+from jurat.report._report_stats import running_agreement
+from jurat.style import TONE_HEX
+from tests.report.receipt_builder import SCRIPT, all_receipts, bundle, real_statement
 
 EXPECTED = {
     "r-good": "accept",
@@ -33,8 +35,8 @@ EXPECTED = {
     "e-judged": "equivalent",
 }
 COST = {
-    "trigger": {"calls": 4, "tokens_in": 1000, "tokens_out": 200, "usd": 0.001},
-    "execution": {"calls": 8, "tokens_in": 5000, "tokens_out": 2500, "usd": 0.004},
+    "trigger": {"calls": 4, "input_tokens": 1000, "output_tokens": 200, "usd": 0.001},
+    "execution": {"calls": 8, "input_tokens": 5000, "output_tokens": 2500, "usd": 0.004},
 }
 VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "source", "wbr"}
 
@@ -116,6 +118,17 @@ def dom(html: str) -> Node:
 def _decision_rows(dom: Node) -> list[Node]:
     body = dom.by_id("decisions").all("tbody")[0]
     return [n for n in body.children if isinstance(n, Node) and "decision" in n.attrs["class"]]
+
+
+def test_the_page_names_and_colours_a_decision_as_the_terminal_does(
+    dom: Node, receipts: list[dict[str, Any]]
+) -> None:
+    # One owner of the words (jurat.models) and one of the colours (jurat.style).
+    for row, receipt in zip(_decision_rows(dom), receipts, strict=True):
+        decision = Decision.model_validate(receipt["statement"]["predicate"]["decision"])
+        assert row.attrs["data-outcome"] == decision.outcome
+        assert f"tone-{tone_of(decision.outcome)}" in row.attrs["class"].split()
+    assert f"--good: {TONE_HEX['good']}" in dom.all("style")[0].text()
 
 
 def test_decision_table_has_one_row_per_receipt_with_the_signed_outcome(
@@ -256,12 +269,14 @@ def test_cost_per_phase(dom: Node, receipts: list[dict[str, Any]]) -> None:
     }
     votes = [v for r in receipts for v in r["statement"]["predicate"]["votes"]]
     tokens_in = sum(v["usage"].get("input_tokens", 0) for v in votes)
-    assert rows["phase-trigger"][:5] == ["trigger", "4", "1,000", "200", "$0.0010"]
-    assert rows["phase-judge"][1:3] == [f"{len(votes):,}", f"{tokens_in:,}"]
-    assert rows["phase-judge"][4] == "unknown"  # the criteria judges have no pinned price
-    assert rows["phase-total"][1] == f"{len(votes) + 12:,}" and rows["phase-total"][4] == "unknown"
+    attempts = sum(v.get("attempts", 1) for v in votes)
+    # phase, calls, attempts, tokens in, tokens out, USD, source
+    assert rows["phase-trigger"][:6] == ["trigger", "4", "4", "1,000", "200", "$0.0010"]
+    assert rows["phase-judge"][1:4] == [f"{len(votes):,}", f"{attempts:,}", f"{tokens_in:,}"]
+    assert rows["phase-judge"][5] == "unknown"  # the criteria judges have no pinned price
+    assert rows["phase-total"][1] == f"{len(votes) + 12:,}" and rows["phase-total"][5] == "unknown"
     priced = [r for r in receipts if r["statement"]["predicate"]["campaign"]["kind"] == "rubric"]
-    usd = parse(render_report(priced)).by_id("cost").all("tr", "phase-judge")[0].all("td")[4]
+    usd = parse(render_report(priced)).by_id("cost").all("tr", "phase-judge")[0].all("td")[5]
     rubric_votes = [v for r in priced for v in r["statement"]["predicate"]["votes"]]
     want = (
         sum(
@@ -280,6 +295,7 @@ def test_cost_per_phase(dom: Node, receipts: list[dict[str, Any]]) -> None:
     [
         ({"judging": {"calls": 1}}, "cost.judging"),
         ({"trigger": {"calls": -1}}, "cost.trigger.calls"),
+        ({"trigger": {"calls": 1, "tokens_in": 5}}, "cost.trigger.tokens_in"),
     ],
 )
 def test_bad_cost_names_the_field(cost: dict[str, Any], where: str) -> None:

@@ -1,9 +1,10 @@
 """Read receipt predicates into the records the HTML report draws. Pure: no I/O, no clock.
 
-Receipts are read leniently (a missing field shows as a dash) because the report must still
-render a receipt from an older or newer jurat; only a statement without a predicate is refused.
-Nothing here re-decides anything: outcomes come from the signed ``decision``, and the per-sample
-labels use the fold's own mapping (``canonical_preference``, Q from ``q_exact``).
+Receipts are read leniently (``_lenient``: a missing field shows as a dash) because the report
+must still render a receipt from an older or newer jurat; only a statement without a predicate
+is refused. Nothing here re-decides anything: outcomes come from the signed ``decision`` and
+are named by ``jurat.models.recorded_outcome_word``, the per-sample labels use the fold's own rules
+(``canonical_preference``, ``eligibility``), and cost uses ``jurat.judges.judge_phase``.
 
 The report is contributor-visible, so it shows no reference material (docs/receipt-format.md,
 "Reference material") even from receipts written before jurat kept it out of them: an
@@ -13,30 +14,27 @@ detail only when the gate says how it treated ``b``.
 
 from __future__ import annotations
 
-import math
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pydantic
 
 from jurat.errors import JuratError, ValidationError
-from jurat.fold import DETERMINISTIC_EQUIVALENCE_GATE, canonical_preference, q_exact
-from jurat.models import Frozen, Vote
-
-Tone = Literal["good", "bad", "hold", "none"]
+from jurat.fold import canonical_preference, eligibility
+from jurat.judges import PhaseCost, Price, judge_phase
+from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    Frozen,
+    Tone,
+    Vote,
+    recorded_outcome_word,
+    tone_of,
+)
+from jurat.report._lenient import as_float, as_int, as_list, as_object, as_text
 
 _EXPLANATION_CHARS = 240
 _WITHHELD = "not shown: recorded before receipts kept the reference answer out"
-_TONES: dict[str, Tone] = {
-    "accept": "good",
-    "SHIP": "good",
-    "reject": "bad",
-    "BLOCK": "bad",
-    "escalate": "hold",
-    "WARN": "hold",
-}
 
 
 class ReportReceipt(Frozen):
@@ -92,9 +90,9 @@ class VoteRow(Frozen):
     """Call latency."""
     dispatch_ms: int | None
     """Dispatch time since job start."""
-    tokens_in: int
+    input_tokens: int
     """Input tokens the endpoint reported."""
-    tokens_out: int
+    output_tokens: int
     """Output tokens the endpoint reported."""
 
 
@@ -174,31 +172,8 @@ class ArtifactView(Frozen):
     """All samples in dispatch order."""
     criteria: tuple[CriterionRow, ...]
     """criteria: every criterion evaluation."""
-    judge_usd: float | None
-    """Judge spend from recorded usage and pinned prices; None when any price is unknown."""
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _s(value: Any, default: str = "—") -> str:
-    return default if value is None else str(value)
-
-
-def _i(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _f(value: Any) -> float | None:
-    # Python's json reads NaN and Infinity; a chart cannot place them, so they are "not given".
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _l(value: Any) -> Sequence[Any]:
-    return value if isinstance(value, list | tuple) else []
+    judge_cost: PhaseCost
+    """The judge phase of this receipt: recorded usage at the policy's pinned prices."""
 
 
 def _clip(text: str) -> str:
@@ -237,25 +212,23 @@ def verify_command(artifact_id: str, receipt_path: str | None, key_path: str | N
 
 
 def _rubric_label(answer: Mapping[str, Any], rubric: Mapping[str, Any]) -> tuple[str, str]:
-    """The fold's per-sample eligibility (Q against threshold and minima), with Q for display.
-
-    Compared exactly, as the fold does: a float Q could land on the other side of a threshold.
-    """
-    scores = _d(answer.get("scores"))
-    items = [_d(c) for c in _l(rubric.get("criteria"))]
-    threshold = _f(rubric.get("threshold"))
+    """The fold's per-sample eligibility (``jurat.fold.eligibility``), with Q for display."""
+    scores = as_object(answer.get("scores"))
+    items = [as_object(c) for c in as_list(rubric.get("criteria"))]
+    threshold = as_float(rubric.get("threshold"))
     if threshold is None or not items:
         return "unscorable", ""
     try:
         weights = {str(c.get("id")): float(c.get("weight", 0.0)) for c in items}
-        q = q_exact({k: scores[k] for k in weights}, weights)
-        low = any(
-            c.get("minimum") is not None and scores[str(c.get("id"))] < c["minimum"] for c in items
+        verdict = eligibility(
+            {k: scores[k] for k in weights},
+            weights=weights,
+            minima={str(c.get("id")): c.get("minimum") for c in items},
+            threshold=threshold,
         )
     except (JuratError, KeyError, TypeError, ValueError):
         return "unscorable", ""
-    label = "accept" if q >= Fraction(str(threshold)) and not low else "reject"
-    return label, f"Q {float(q):.4f}"
+    return verdict.label, f"Q {float(verdict.q):.4f}"
 
 
 def _pairwise_label(raw: Mapping[str, Any]) -> str | None:
@@ -269,83 +242,77 @@ def _pairwise_label(raw: Mapping[str, Any]) -> str | None:
 def _vote_row(kind: str, raw: Mapping[str, Any], rubric: Mapping[str, Any]) -> VoteRow:
     answer = raw.get("answer")
     error = raw.get("error")
-    usage = _d(raw.get("usage"))
+    usage = as_object(raw.get("usage"))
     label: str | None = None
     presented: str | None = None
     summary = ""
     explanation = ""
     if error is not None or not isinstance(answer, dict):
-        error = _s(error, "missing answer")
+        error = as_text(error, "missing answer")
         # The fold's own error mapping, so the last point of a convergence line is its agreement.
         label = {"criteria": "unsure", "equivalence": "PARSE_ERROR"}.get(kind)
     else:
         # An equivalence judge has read the reference answer; older receipts kept its reason.
         if kind != "equivalence":
-            explanation = _clip(_s(answer.get("explanation") or answer.get("reason"), ""))
+            explanation = _clip(as_text(answer.get("explanation") or answer.get("reason"), ""))
         if kind == "rubric":
             label, q = _rubric_label(answer, rubric)
-            scores = _d(answer.get("scores"))
+            scores = as_object(answer.get("scores"))
             marks = " ".join(f"{k[:1]}{v}" for k, v in scores.items())
-            summary = f"{label} ({q}; {marks}); judge said {_s(answer.get('disposition'))}"
+            summary = f"{label} ({q}; {marks}); judge said {as_text(answer.get('disposition'))}"
         elif kind == "pairwise":
             label = _pairwise_label(raw)
-            presented = _s(answer.get("preference"))
-            summary = f"{_s(label)} canonical (presented {presented}, order {_s(raw.get('order'))})"
+            presented = as_text(answer.get("preference"))
+            order = as_text(raw.get("order"))
+            summary = f"{as_text(label)} canonical (presented {presented}, order {order})"
         elif kind == "criteria":
-            label = _s(answer.get("verdict"))
+            label = as_text(answer.get("verdict"))
             summary = label
         else:
-            label = _s(answer.get("decision"))
+            label = as_text(answer.get("decision"))
             summary = label
         if kind == "pairwise" and label == "abstain":
             label = None
     return VoteRow(
-        judge=_s(raw.get("judge")),
-        criterion=_s(raw.get("criterion")),
-        sample=_i(raw.get("sample")),
+        judge=as_text(raw.get("judge")),
+        criterion=as_text(raw.get("criterion")),
+        sample=as_int(raw.get("sample")),
         order=raw.get("order") if isinstance(raw.get("order"), str) else None,
-        attempts=_i(raw.get("attempts")) or 1,
+        attempts=as_int(raw.get("attempts")) or 1,
         label=label,
         presented=presented,
         summary=summary,
         explanation=explanation,
         error=error,
-        latency_ms=_i(raw.get("latency_ms")),
-        dispatch_ms=_i(raw.get("dispatch_ms")),
-        tokens_in=_i(usage.get("input_tokens")) or 0,
-        tokens_out=_i(usage.get("output_tokens")) or 0,
+        latency_ms=as_int(raw.get("latency_ms")),
+        dispatch_ms=as_int(raw.get("dispatch_ms")),
+        input_tokens=as_int(usage.get("input_tokens")) or 0,
+        output_tokens=as_int(usage.get("output_tokens")) or 0,
     )
 
 
 def _criterion_row(raw: Mapping[str, Any]) -> CriterionRow:
     return CriterionRow(
-        judge=_s(raw.get("judge")),
-        criterion_id=_s(raw.get("criterion_id")),
+        judge=as_text(raw.get("judge")),
+        criterion_id=as_text(raw.get("criterion_id")),
         blocker=raw.get("blocker") is True,
-        verdict=_s(raw.get("verdict")),
-        agreement=_f(raw.get("agreement")),
-        agreement_votes=_s(raw.get("agreement_votes")),
-        gate=_s(raw.get("gate")),
-        sample_verdicts=tuple(str(v) for v in _l(raw.get("sample_verdicts"))),
+        verdict=as_text(raw.get("verdict")),
+        agreement=as_float(raw.get("agreement")),
+        agreement_votes=as_text(raw.get("agreement_votes")),
+        gate=as_text(raw.get("gate")),
+        sample_verdicts=tuple(str(v) for v in as_list(raw.get("sample_verdicts"))),
     )
 
 
 def _outcome(kind: str, decision: Mapping[str, Any]) -> tuple[str, Tone]:
-    if kind == "equivalence":
-        value = decision.get("equivalent")
-        if value is None:
-            return "undecided", "hold"
-        return ("equivalent", "good") if value else ("different", "bad")
-    value = decision.get("rollout") if kind == "criteria" else decision.get("disposition")
-    if value is None:
-        return "missing", "none"
-    return str(value), _TONES.get(str(value), "none")
+    word = recorded_outcome_word(decision, kind)
+    return (word, tone_of(word)) if word is not None else ("missing", "none")
 
 
 def _score(kind: str, decision: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
     if kind == "rubric":
-        q_bp, q = _i(decision.get("q_bp")), _f(decision.get("q"))
-        threshold = _f(_d(policy.get("rubric")).get("threshold"))
+        q_bp, q = as_int(decision.get("q_bp")), as_float(decision.get("q"))
+        threshold = as_float(as_object(policy.get("rubric")).get("threshold"))
         shown = (
             f"Q {q_bp / 10000:.4f}"
             if q_bp is not None
@@ -355,16 +322,16 @@ def _score(kind: str, decision: Mapping[str, Any], policy: Mapping[str, Any]) ->
         )
         return shown + (f" (min {threshold:g})" if threshold is not None else "")
     if kind == "pairwise":
-        label, entropy = decision.get("label"), _f(decision.get("entropy"))
+        label, entropy = decision.get("label"), as_float(decision.get("entropy"))
         shown = f"prefers {label}" if label else "no majority"
         return shown + (f", H {entropy:.2f}" if entropy is not None else "")
     if kind == "criteria":
-        gates = [_d(c).get("gate") for c in _l(decision.get("criteria"))]
+        gates = [as_object(c).get("gate") for c in as_list(decision.get("criteria"))]
         return f"pass {gates.count('pass')}/{len(gates)}"
     if kind == "equivalence":
         if decision.get("equivalence_settled") and not decision.get("samples"):
             return "settled deterministically"
-        return f"by judges: {_s(decision.get('label'), 'no verdict')}"
+        return f"by judges: {as_text(decision.get('label'), 'no verdict')}"
     return "—"
 
 
@@ -378,84 +345,81 @@ def _agreement_text(decision: Mapping[str, Any], criteria: Sequence[CriterionRow
     return "—"
 
 
-def _judge_usd(policy: Mapping[str, Any], votes: Iterable[VoteRow]) -> float | None:
+def _judge_cost(policy: Mapping[str, Any], votes: Sequence[VoteRow]) -> PhaseCost:
+    """The receipt's judge phase, at the prices pinned in the receipt's own policy."""
     prices = {
-        str(_d(j).get("id")): (
-            _f(_d(j).get("price_in_per_mtok")),
-            _f(_d(j).get("price_out_per_mtok")),
+        as_text(judge.get("id")): Price(
+            in_per_mtok=as_float(judge.get("price_in_per_mtok")),
+            out_per_mtok=as_float(judge.get("price_out_per_mtok")),
         )
-        for j in _l(policy.get("judges"))
+        for judge in map(as_object, as_list(policy.get("judges")))
     }
-    total = 0.0
-    for v in votes:
-        p_in, p_out = prices.get(v.judge, (None, None))
-        if (v.tokens_in and p_in is None) or (v.tokens_out and p_out is None):
-            return None
-        total += v.tokens_in * (p_in or 0.0) / 1e6 + v.tokens_out * (p_out or 0.0) / 1e6
-    return total
+    return judge_phase(votes, prices)
 
 
 def _gate_detail(gate: Mapping[str, Any]) -> str:
     """The gate's detail; an equivalence gate's only if it records how it treated ``b``."""
-    detail = _s(gate.get("detail"), "")
-    if gate.get("id") == DETERMINISTIC_EQUIVALENCE_GATE and detail:
-        if _d(gate.get("data")).get("reference") not in ("b", "none"):
+    detail = as_text(gate.get("detail"), "")
+    if gate.get("id") == GATE_EQUIVALENCE_DETERMINISTIC and detail:
+        if as_object(gate.get("data")).get("reference") not in ("b", "none"):
             return _WITHHELD
     return detail
 
 
 def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
     """Summarise one receipt."""
-    predicate = _d(receipt.statement.get("predicate"))
-    campaign, artifact = _d(predicate.get("campaign")), _d(predicate.get("artifact"))
-    decision, review = _d(predicate.get("decision")), _d(predicate.get("review"))
-    policy = _d(campaign.get("policy"))
-    kind = _s(campaign.get("kind") or decision.get("kind") or policy.get("kind"))
-    artifact_id = _s(artifact.get("id"), f"artifact-{index}")
-    rubric = _d(policy.get("rubric"))
-    votes = tuple(_vote_row(kind, _d(v), rubric) for v in _l(predicate.get("votes")))
-    criteria = tuple(_criterion_row(_d(c)) for c in _l(decision.get("criteria")))
-    suite = _d(policy.get("criteria"))
+    predicate = as_object(receipt.statement.get("predicate"))
+    campaign, artifact = as_object(predicate.get("campaign")), as_object(predicate.get("artifact"))
+    decision, review = as_object(predicate.get("decision")), as_object(predicate.get("review"))
+    policy = as_object(campaign.get("policy"))
+    kind = as_text(campaign.get("kind") or decision.get("kind") or policy.get("kind"))
+    artifact_id = as_text(artifact.get("id"), f"artifact-{index}")
+    rubric = as_object(policy.get("rubric"))
+    votes = tuple(_vote_row(kind, as_object(v), rubric) for v in as_list(predicate.get("votes")))
+    criteria = tuple(_criterion_row(as_object(c)) for c in as_list(decision.get("criteria")))
+    suite = as_object(policy.get("criteria"))
     outcome, tone = _outcome(kind, decision)
     gates = tuple(
         GateRow(
-            id=_s(g.get("id")),
-            outcome=_s(g.get("outcome")),
+            id=as_text(g.get("id")),
+            outcome=as_text(g.get("outcome")),
             required=g.get("required") is True,
-            tool=f"{_s(g.get('tool'), '')} {_s(g.get('tool_version'), '')}".strip(),
+            tool=f"{as_text(g.get('tool'), '')} {as_text(g.get('tool_version'), '')}".strip(),
             detail=_gate_detail(g),
         )
-        for g in map(_d, _l(predicate.get("gates")))
+        for g in map(as_object, as_list(predicate.get("gates")))
     )
     return ArtifactView(
         index=index,
         artifact_id=artifact_id,
-        campaign_id=_s(campaign.get("id")),
-        artifact_sha256=_s(artifact.get("sha256")),
-        policy_sha256=_s(campaign.get("policy_sha256")),
+        campaign_id=as_text(campaign.get("id")),
+        artifact_sha256=as_text(artifact.get("sha256")),
+        policy_sha256=as_text(campaign.get("policy_sha256")),
         kind=kind,
         outcome=outcome,
         tone=tone,
         score=_score(kind, decision, policy),
-        agreement=_f(decision.get("agreement")),
+        agreement=as_float(decision.get("agreement")),
         agreement_text=_agreement_text(decision, criteria),
-        valid_samples=_i(decision.get("valid_samples")),
-        samples=_i(decision.get("samples")),
-        gates_failed=tuple(str(g) for g in _l(decision.get("gates_failed"))),
+        valid_samples=as_int(decision.get("valid_samples")),
+        samples=as_int(decision.get("samples")),
+        gates_failed=tuple(str(g) for g in as_list(decision.get("gates_failed"))),
         gates=gates,
-        reasons=tuple(str(r) for r in _l(decision.get("reasons"))),
-        review_version=_i(review.get("version")),
+        reasons=tuple(str(r) for r in as_list(decision.get("reasons"))),
+        review_version=as_int(review.get("version")),
         supersedes=review.get("supersedes") if isinstance(review.get("supersedes"), str) else None,
-        fidelity=_s(predicate.get("replay_fidelity_level"), "unstated"),
+        fidelity=as_text(predicate.get("replay_fidelity_level"), "unstated"),
         verify_command=verify_command(artifact_id, receipt.receipt_path, receipt.key_path),
         paths_known=bool(receipt.receipt_path and receipt.key_path),
-        quorum=_f(suite.get("blocker_quorum")),
+        quorum=as_float(suite.get("blocker_quorum")),
         blockers=tuple(
-            str(_d(c).get("id")) for c in _l(suite.get("items")) if _d(c).get("blocker")
+            str(as_object(c).get("id"))
+            for c in as_list(suite.get("items"))
+            if as_object(c).get("blocker")
         ),
         votes=votes,
         criteria=criteria,
-        judge_usd=_judge_usd(policy, votes),
+        judge_cost=_judge_cost(policy, votes),
     )
 
 

@@ -1,39 +1,38 @@
 """``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--json]``.
 
-Exit codes: 0 every required gate passed, 2 a required gate did not pass,
-3 bad input (nothing was run).
+The deterministic checks alone (``jurat.checks.run_checks``). Exit 0 every required gate
+passed, 2 a required gate did not pass, 3 bad input (nothing was run).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 import pydantic
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from jurat.canonical import sha256_digest
-from jurat.checks._models import CheckReport
-from jurat.checks._pipeline import run_checks
+from jurat.checks import CheckReport, run_checks
+from jurat.cli._errors import print_error
+from jurat.cli._exit import ExitCode
+from jurat.cli._text import shown
 from jurat.errors import ConfigError
-from jurat.models._checks import Limits, PythonChecks
+from jurat.models import Limits, PythonChecks
 
-__all__ = ["check_main", "main", "parse_limits"]
+__all__ = ["check_command", "parse_limits"]
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 2, 3
 _INT_LIMITS = {name for name, f in Limits.model_fields.items() if f.annotation in (int, "int")}
+_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "yellow"}
 
 
 def parse_limits(text: str) -> Limits:
     """``"wall_s=5,memory_mb=256"`` -> Limits; ConfigError naming the field and the fix."""
     known = ", ".join(Limits.model_fields)
-    values: dict[str, Any] = {}
+    values: dict[str, int | float] = {}
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
@@ -51,7 +50,7 @@ def parse_limits(text: str) -> Limits:
                 f"--limits: `{key}` must be {kind}, got {raw!r} (fix: e.g. {key}=10)"
             ) from None
     try:
-        return Limits(**values)
+        return Limits.model_validate(values)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first["loc"])
@@ -92,8 +91,10 @@ def _module_for(candidate: Path, tests: dict[str, str] | None) -> str:
     return stem if imports_stem and not imports_solution else "solution"
 
 
-def check_main(candidate: Path, tests: Path | None, limits: str | None, as_json: bool) -> int:
-    """Implements ``jurat check``; prints a table or the JSON document, returns the exit code."""
+def check_command(
+    candidate: Path, tests: Path | None, limits: str | None, as_json: bool
+) -> ExitCode:
+    """``jurat check``: print a table or the JSON document; return the exit status."""
     try:
         source, raw = _read_text(Path(candidate), "CANDIDATE")
         test_files = _read_tests(Path(tests)) if tests is not None else None
@@ -104,28 +105,21 @@ def check_main(candidate: Path, tests: Path | None, limits: str | None, as_json:
         # Without tests there is no test gate to require.
         hard = ("python.parse", "tests.pass") if test_files else ("python.parse",)
         report = run_checks(
-            source,
-            tests=test_files,
-            config=config,
-            hard_gates=hard,
+            source, tests=test_files, config=config, hard_gates=hard,
             artifact_sha256=sha256_digest(raw),
         )
-    except ConfigError as exc:
-        print(f"jurat check: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except ConfigError as exc:  # bad input, or a missing sandbox tool: nothing was run
+        return print_error(exc)
     if as_json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
         _print_table(report, Path(candidate))
-    return EXIT_OK if report.ok else EXIT_FAILED
-
-
-_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skip": "yellow"}
+    return ExitCode.OK if report.ok else ExitCode.REJECT
 
 
 def _print_table(report: CheckReport, candidate: Path) -> None:
     console = Console(highlight=False)
-    table = Table(title=f"jurat check {candidate}")
+    table = Table(title=f"jurat check {shown(candidate)}")
     for column in ("gate", "outcome", "required", "tool", "detail", "evidence"):
         table.add_column(column)
     for gate in report.gates:
@@ -135,7 +129,7 @@ def _print_table(report: CheckReport, candidate: Path) -> None:
             f"[{style}]{gate.outcome}[/{style}]",
             "yes" if gate.required else "",
             f"{gate.tool} {gate.tool_version}".strip(),
-            gate.detail,
+            escape(gate.detail),
             "" if gate.evidence_index is None else f"#{gate.evidence_index}",
         )
     console.print(table)
@@ -145,7 +139,8 @@ def _print_table(report: CheckReport, candidate: Path) -> None:
             console.print(f"[bold]{gate.id}[/bold] evidence #{gate.evidence_index}:")
             console.print(item.excerpt[:1200], markup=False)
         elif gate.outcome == "error":
-            console.print(f"[bold]{gate.id}[/bold]: {gate.data.get('message', gate.detail)}")
+            message = escape(str(gate.data.get("message", gate.detail)))
+            console.print(f"[bold]{gate.id}[/bold]: {message}")
     for text in report.reference_detail:
         console.print(text, markup=False)
     required = [gate.id for gate in report.gates if gate.required]
@@ -157,21 +152,3 @@ def _print_table(report: CheckReport, candidate: Path) -> None:
         console.print("[green]every required gate passed[/green]")
     else:
         console.print(f"[red]required gates not passed: {', '.join(report.required_failed)}[/red]")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        print(f"jurat check: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m jurat.checks`` entry point."""
-    parser = _Parser(prog="jurat check", description="Run the deterministic code checks.")
-    parser.add_argument("candidate", type=Path, help="the candidate Python file")
-    parser.add_argument("--tests", type=Path, help="a pytest file (or a directory of them)")
-    parser.add_argument("--limits", help="e.g. wall_s=5,memory_mb=256,procs=16")
-    parser.add_argument("--json", action="store_true", help="print the JSON document")
-    args = parser.parse_args(argv)
-    return check_main(args.candidate, args.tests, args.limits, args.json)

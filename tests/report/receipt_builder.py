@@ -13,6 +13,9 @@ from typing import Any
 from jurat.canonical import canonical_json
 from jurat.fold import decide
 from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    GATE_PYTHON_PARSE,
+    GATE_TESTS_PASS,
     Artifact,
     EvidenceBundle,
     EvidenceItem,
@@ -27,7 +30,7 @@ SCRIPT = "<script>alert('pwned')</script>"
 RUBRIC = {
     "version": "code-review/1",
     "threshold": 0.75,
-    "hard_gates": ["python.parse", "tests.pass"],
+    "hard_gates": [GATE_PYTHON_PARSE, GATE_TESTS_PASS],
     "criteria": [
         {"id": "correctness", "weight": 0.45, "minimum": 3},
         {"id": "reasoning", "weight": 0.25},
@@ -130,8 +133,8 @@ def rubric_statements() -> list[dict[str, Any]]:
         id="review-2026", kind="rubric", rubric=RUBRIC, judges=_judges("ABC", 5, priced=True)
     )
     passing = [
-        GateOutcome(id="python.parse", outcome="pass", required=True),
-        GateOutcome(id="tests.pass", outcome="pass", required=True, tool="pytest"),
+        GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),
+        GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True, tool="pytest"),
     ]
     good, split, t = [], [], 0
     for j in "ABC":
@@ -147,7 +150,7 @@ def rubric_statements() -> list[dict[str, Any]]:
     failing = [
         passing[0],
         GateOutcome(
-            id="tests.pass", outcome="fail", required=True, tool="pytest", detail="2 of 9 failed"
+            id=GATE_TESTS_PASS, outcome="fail", required=True, tool="pytest", detail="2 of 9 failed"
         ),
     ]
     first = statement(policy, "r-split", passing, split)
@@ -182,8 +185,8 @@ def pairwise_statements() -> list[dict[str, Any]]:
                 _vote(j, "pairwise", k, t, _arcv((4, 4, 4, 4), preference=presented), order=order)
             )
     gates = [
-        GateOutcome(id="python.parse", outcome="pass", required=True),
-        GateOutcome(id="tests.pass", outcome="pass", required=True, tool="pytest"),
+        GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),
+        GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True, tool="pytest"),
     ]
     return [statement(policy, "p-1", gates, votes)]
 
@@ -248,10 +251,13 @@ def equivalence_statements() -> list[dict[str, Any]]:
     )
     det = [
         GateOutcome(
-            id="equivalence.deterministic", outcome="pass", tool="math-verify", tool_version="0.9.0"
+            id=GATE_EQUIVALENCE_DETERMINISTIC,
+            outcome="pass",
+            tool="math-verify",
+            tool_version="0.9.0",
         )
     ]
-    skipped = [GateOutcome(id="equivalence.deterministic", outcome="skip", tool="math-verify")]
+    skipped = [GateOutcome(id=GATE_EQUIVALENCE_DETERMINISTIC, outcome="skip", tool="math-verify")]
     answers = ["EQUIVALENT", "EQUIVALENT", "ABSTAIN"]
     votes = [
         _vote("E", "equivalence", k, k + 1, {"decision": d, "reason": "Both say 200."})
@@ -291,8 +297,8 @@ def real_statement(build_statement: Any) -> dict[str, Any]:
     """A statement made by the receipts module itself (``jurat.receipts.build_statement``)."""
     policy = Policy(id="e2e", kind="rubric", rubric=RUBRIC, judges=_judges("ABC", 5, priced=True))
     gates = [
-        GateOutcome(id="python.parse", outcome="pass", required=True),
-        GateOutcome(id="tests.pass", outcome="pass", required=True, tool="pytest"),
+        GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass", required=True),
+        GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True, tool="pytest"),
     ]
     text = "def f():\n    return 1\n"
     artifact = Artifact(id="c1", sha256=_sha(text), media_type="text/x-python", text=text)

@@ -1,28 +1,35 @@
-"""``jurat log checkpoint|prove|verify``: the ledger half of the CLI, as exit codes."""
+"""``jurat log checkpoint|prove|verify``: the ledger's log, as exit statuses.
+
+Exit 0 done; 1 the log did not verify (``TamperError``); 3 bad input: an unknown action, a
+missing ledger, an entry or tree size the log does not have, an unreadable key.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from rich.console import Console
+from rich.table import Table
+
+from jurat.cli._errors import print_error
+from jurat.cli._exit import ExitCode
 from jurat.errors import ConfigError, LedgerError, TamperError
-from jurat.ledger._models import LedgerReport
-from jurat.ledger._note import LogSigner, default_log_key_path, load_log_key, load_or_create_log_key
-from jurat.ledger._store import open_ledger
+from jurat.ledger import (
+    LedgerReport,
+    LogSigner,
+    default_log_key_path,
+    load_log_key,
+    load_or_create_log_key,
+    open_ledger,
+)
 
-if TYPE_CHECKING:
-    from rich.console import Console
+__all__ = ["LOG_ACTIONS", "log_command"]
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_VERIFY_FAILED", "log_main"]
-
-EXIT_OK = 0
-EXIT_VERIFY_FAILED = 1
-EXIT_BAD_INPUT = 3
-_ACTIONS = ("checkpoint", "prove", "verify")
+LOG_ACTIONS = ("checkpoint", "prove", "verify")
 
 
-def log_main(
+def log_command(
     action: str,
     ledger_url: str | None,
     seq: int | None = None,
@@ -33,8 +40,8 @@ def log_main(
     new_size: int | None = None,
     out: Console | None = None,
     err: Console | None = None,
-) -> int:
-    """Run one ``jurat log`` action; return 0 ok, 1 verification failed, 3 bad input.
+) -> ExitCode:
+    """Run one ``jurat log`` action; return OK, ESCALATE (did not verify) or INPUT.
 
     * ``checkpoint``: sign the current tree head with the log key (created at
       ``key_path`` or the default location if absent); print the note.
@@ -44,13 +51,13 @@ def log_main(
     * ``verify``: recompute the whole ledger; check signatures when the log
       key exists at ``key_path`` or the default location.
     """
-    from rich.console import Console
-
     out = out or Console()
     err = err or Console(stderr=True)
-    if action not in _ACTIONS:
-        err.print(f"[red]unknown log action {action!r}[/] (expected one of {', '.join(_ACTIONS)})")
-        return EXIT_BAD_INPUT
+    if action not in LOG_ACTIONS:
+        problem = ConfigError(
+            f"unknown log action {action!r} (expected one of {', '.join(LOG_ACTIONS)})"
+        )
+        return print_error(problem, console=err)
     try:
         with open_ledger(ledger_url, checkpoint_path=checkpoint_path, create=False) as ledger:
             if action == "checkpoint":
@@ -63,20 +70,21 @@ def log_main(
                 elif seq is not None:
                     doc = ledger.prove_entry(seq).model_dump_json(indent=2)
                 else:
-                    err.print("[red]prove needs an entry seq or an old tree size[/]")
-                    return EXIT_BAD_INPUT
+                    problem = ConfigError("prove needs an entry seq or an old tree size")
+                    return print_error(problem, console=err)
                 out.out(doc, highlight=False)
             else:
                 signer = _existing_key(key_path)
                 report = ledger.verify(public_key=None if signer is None else signer.public_key)
                 _print_report(out, report)
     except TamperError as exc:
-        err.print(f"[bold red]ledger verification failed:[/] {exc}", highlight=False)
-        return EXIT_VERIFY_FAILED
+        # The log was read and does not hold: this command's outcome, not an input error.
+        err.print("[bold red]ledger verification failed[/]")
+        return print_error(exc, code=ExitCode.ESCALATE, console=err)
     except (LedgerError, ConfigError) as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
-        return EXIT_BAD_INPUT
-    return EXIT_OK
+        # A ledger, entry or key that is not there: nothing was checked.
+        return print_error(exc, code=ExitCode.INPUT, console=err)
+    return ExitCode.OK
 
 
 def _existing_key(key_path: str | os.PathLike[str] | None) -> LogSigner | None:
@@ -87,8 +95,6 @@ def _existing_key(key_path: str | os.PathLike[str] | None) -> LogSigner | None:
 
 
 def _print_report(out: Console, report: LedgerReport) -> None:
-    from rich.table import Table
-
     table = Table(title="ledger verified", show_header=False)
     table.add_column("check", no_wrap=True)
     # Hashes are for copying and comparing: fold them, never cut them.
