@@ -209,6 +209,7 @@ def run_round(arm: Callable[[Job], str], jobs: list[Job], workers: int) -> Round
 
 def full_pipeline(jobs: list[Job]) -> Round:
     from jurat.checks import run_checks_async
+    from jurat.models import GATE_TESTS_PASS
 
     async def all_jobs() -> list[tuple[str, float]]:
         async def one(job: Job) -> tuple[str, float]:
@@ -216,7 +217,7 @@ def full_pipeline(jobs: list[Job]) -> Round:
             files = job[1]
             tests = {name: files[name] for name in job[2]}
             report = await run_checks_async(files["solution.py"], tests=tests)
-            return report.gate("tests.pass").detail, time.perf_counter() - start
+            return report.gate(GATE_TESTS_PASS).detail, time.perf_counter() - start
 
         return await asyncio.gather(*[one(job) for job in jobs])
 

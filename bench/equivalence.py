@@ -43,7 +43,9 @@ from jurat.checks import (
 from jurat.fold import wilson_interval
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = Path("/work/shared/data/gsm8k_example_model_solutions.jsonl.gz")
+# The full GSM8K solution set lives in the team's shared data folder beside the repository
+# (too large to vendor); tests use the small subset in tests/checks/data.
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "gsm8k_example_model_solutions.jsonl.gz"
 README = HERE / "README.md"
 
 Pair = tuple[str, str, str, str, bool]  # id, model solution, ground truth, transform, gold

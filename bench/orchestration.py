@@ -74,11 +74,11 @@ def _artifacts(n: int) -> list[Any]:
 
 
 def _policy(url: str) -> Any:
-    from jurat.models import Criterion, JudgeConfig, Policy, Rubric
+    from jurat.models import GATE_TESTS_PASS, Criterion, JudgeConfig, Policy, Rubric
 
     rubric = Rubric(
         version="bench/1",
-        hard_gates=("tests.pass",),
+        hard_gates=(GATE_TESTS_PASS,),
         criteria=(
             Criterion(id="correctness", weight=0.45, minimum=3),
             Criterion(id="reasoning", weight=0.25),
@@ -106,11 +106,11 @@ def _request_bodies(url: str, n: int) -> list[bytes]:
     from jurat.judges import render_decision
     from jurat.judges._openai import OpenAICompatJudge
     from jurat.judges._protocol import JudgeCall
-    from jurat.models import EvidenceBundle, GateOutcome
+    from jurat.models import GATE_TESTS_PASS, EvidenceBundle, GateOutcome
 
     policy = _policy(url)
     adapter = OpenAICompatJudge(policy.judges[0])
-    gates = [GateOutcome(id="tests.pass", outcome="pass", required=True)]
+    gates = [GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True)]
     bodies = []
     for artifact in _artifacts(min(n, 64)):
         prompt = render_decision(policy.rubric, artifact, EvidenceBundle(), gates)
@@ -194,10 +194,10 @@ async def _sdk_post(url: str, n: int, lean: bool) -> Caller:
 async def _jurat(url: str, n: int, workdir: Path, engine: Any) -> Callable[[], Awaitable[int]]:
     from jurat.canonical import canonical_json
     from jurat.judges import SampleTelemetry, run_samples
-    from jurat.models import EvidenceBundle, GateOutcome, Vote
+    from jurat.models import GATE_TESTS_PASS, EvidenceBundle, GateOutcome, Vote
 
     policy = _policy(url)
-    gates = [GateOutcome(id="tests.pass", outcome="pass", required=True)]
+    gates = [GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True)]
     artifacts = _artifacts(n // policy.judges[0].samples)
     ledger = (workdir / "votes.ndjson").open("ab")
     telemetry = SampleTelemetry(workdir / "telemetry.ndjson")

@@ -21,7 +21,7 @@ from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
 from jurat.errors import ConfigError
-from jurat.models import Limits, PythonChecks
+from jurat.models import DEFAULT_HARD_GATES, GATE_PYTHON_PARSE, Limits, PythonChecks
 
 __all__ = ["check_command", "parse_limits"]
 
@@ -103,7 +103,7 @@ def check_command(
             module=_module_for(Path(candidate), test_files),
         )
         # Without tests there is no test gate to require.
-        hard = ("python.parse", "tests.pass") if test_files else ("python.parse",)
+        hard = DEFAULT_HARD_GATES if test_files else (GATE_PYTHON_PARSE,)
         report = run_checks(
             source, tests=test_files, config=config, hard_gates=hard,
             artifact_sha256=sha256_digest(raw),

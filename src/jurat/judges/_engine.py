@@ -33,7 +33,7 @@ from jurat.errors import (
     JuratError,
     TransportError,
 )
-from jurat.fold import canonical_preference
+from jurat.fold import canonical_preference, hard_gates_pass
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
 from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
@@ -50,7 +50,7 @@ from jurat.judges._protocol import (
 from jurat.judges._ratelimit import EndpointLimiter
 from jurat.judges._replay import ReplayRecord, ReplayRecorder, execution_key
 from jurat.judges._telemetry import SampleTelemetry
-from jurat.judges._validate import hard_gates_pass, interpret
+from jurat.judges._validate import interpret
 from jurat.models import (
     Artifact,
     EvidenceBundle,
@@ -300,7 +300,7 @@ class Engine:
         bundle = judge_bundle(artifact, bundle)
         self._check(policy, {p.kind for p in plan})
         done = index_existing(plan, existing)
-        hard_gates = policy.rubric.hard_gates if policy.rubric else ()
+        hard_gates = policy.hard_gates
         job = _Job(policy, artifact, bundle, gates, hard_gates, started, clock)
         lock = asyncio.Lock()
         new: dict[tuple[str, str, int], Vote] = {}

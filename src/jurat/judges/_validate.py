@@ -33,7 +33,6 @@ __all__ = [
     "arcv_schema",
     # Owned by jurat.fold (the fold and the validator must agree on it); listed here only
     # while judges/_engine.py still imports it from this module.
-    "hard_gates_pass",
     "interpret",
     "strict_loads",
     "validate_answer",

@@ -16,8 +16,34 @@ caught. :meth:`Ledger.verify` recomputes all of it.
 Entry bytes are the canonical JSON of the entry's fields with the payload's
 sha256 rather than the payload itself (see ``_entry``); the payload is
 stored byte-exact beside it.
+
+At scale (docs/design.md, "The ledger at scale"):
+
+* The Merkle tree's nodes are stored as entries are appended (``_tree``),
+  so :meth:`Ledger.inclusion_proof`, :meth:`Ledger.consistency_proof`,
+  :meth:`Ledger.prove_entry` and an append each read O(log n) hashes. They
+  are laid out as C2SP tlog-tiles (``_tiles``): :meth:`Ledger.tile`,
+  :meth:`Ledger.entry_bundle` and :meth:`Ledger.export_tiles` hand them to
+  tlog-tiles tooling.
+* After a run, sign one checkpoint and prove every receipt against it::
+
+      note = ledger.checkpoint(signer)
+      proofs = ledger.prove_entries([entry.seq for entry in receipts], note)
+
+  ``prove_entries(seqs, checkpoint=None) -> list[EntryProof]`` reads each
+  stored node once for the whole list: O(k log n) for k entries.
+* From asyncio, appends that arrive together share one transaction::
+
+      async with ledger.group_commit() as log:
+          entry = await log.append(kind, job_id, payload, campaign_id=..., artifact_id=...)
+
+  Each ``await`` returns once its entry is committed (durable); the commit
+  runs on a worker thread, so the event loop never waits on fsync.
+  :meth:`Ledger.append` (one transaction per call) is unchanged, and
+  :meth:`Ledger.append_many` commits a list in one transaction.
 """
 
+from jurat.ledger._group import GroupCommit
 from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
 from jurat.ledger._merkle import leaf_hash, verify_consistency, verify_inclusion
 from jurat.ledger._models import (
@@ -39,6 +65,7 @@ from jurat.ledger._note import (
     parse_checkpoint,
 )
 from jurat.ledger._store import Ledger, open_ledger
+from jurat.ledger._tiles import TILE_WIDTH, Tile, tile_path, tiles_for_size
 from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
 
 __all__ = [
@@ -48,11 +75,14 @@ __all__ = [
     "Entry",
     "EntryKind",
     "EntryProof",
+    "GroupCommit",
     "InclusionProof",
     "Ledger",
     "LedgerReport",
     "LogSigner",
     "ReviewSlot",
+    "TILE_WIDTH",
+    "Tile",
     "decode_receipt",
     "default_log_key_path",
     "job_id",
@@ -62,6 +92,8 @@ __all__ = [
     "open_ledger",
     "parse_checkpoint",
     "receipt_payload",
+    "tile_path",
+    "tiles_for_size",
     "verify_consistency",
     "verify_entry_proof",
     "verify_inclusion",

@@ -12,6 +12,12 @@ In both, triggers refuse UPDATE and DELETE (and TRUNCATE in PostgreSQL) on
 every ledger table, and refuse an INSERT whose ``seq`` is not the next one or
 whose ``prev_hash`` is not the tail's hash, so gaps and forks are refused by
 the database itself, not only by this code.
+
+The ``tree`` table holds the Merkle tree's stored nodes (``_tree``), keyed by
+``(epoch, node)``. Epoch 0 is the tree built as entries were appended; a
+tree found to disagree with the entries (only possible when someone edited
+the database behind the ledger) is rebuilt as the next epoch rather than
+edited, and the newest epoch is the one in use (``_treestore``).
 """
 
 from __future__ import annotations
@@ -58,11 +64,12 @@ BackendName = Literal["sqlite", "postgresql"]
 
 @dataclass(frozen=True)
 class Tables:
-    """The three ledger tables; all of them append-only."""
+    """The ledger tables; all of them append-only."""
 
     meta: Table
     entries: Table
     checkpoints: Table
+    tree: Table
 
 
 def _seq_type() -> Any:
@@ -109,13 +116,24 @@ def _build_tables(prefix: str, schema: str | None) -> tuple[MetaData, Tables]:
         Column("note", Text, nullable=False),
         Column("recorded_at", String(32), nullable=False),
     )
-    return md, Tables(meta=meta, entries=entries, checkpoints=checkpoints)
+    tree = Table(
+        f"{prefix}tree",
+        md,
+        Column("epoch", Integer, primary_key=True, autoincrement=False),
+        Column("node", BigInteger, primary_key=True, autoincrement=False),
+        Column("hash", LargeBinary, nullable=False),
+        CheckConstraint("length(hash) = 32", name=f"{prefix}tree_hash"),
+        CheckConstraint("epoch >= 0 AND node >= 0", name=f"{prefix}tree_key"),
+        # Rows are small and looked up only by key: no rowid copy in SQLite.
+        sqlite_with_rowid=False,
+    )
+    return md, Tables(meta=meta, entries=entries, checkpoints=checkpoints, tree=tree)
 
 
 def _sqlite_triggers(prefix: str) -> list[str]:
     e, c = f"{prefix}entries", f"{prefix}checkpoints"
     ddl: list[str] = []
-    for table in (f"{prefix}meta", e, c):
+    for table in (f"{prefix}meta", e, c, f"{prefix}tree"):
         for op in ("UPDATE", "DELETE"):
             ddl.append(
                 f'CREATE TRIGGER IF NOT EXISTS "{table}_no_{op.lower()}" BEFORE {op} ON "{table}" '
@@ -144,6 +162,7 @@ def _pg_triggers(prefix: str, schema: str | None) -> list[str]:
         return f'"{schema}"."{name}"' if schema else f'"{name}"'
 
     e, c, m = q(f"{prefix}entries"), q(f"{prefix}checkpoints"), q(f"{prefix}meta")
+    t = q(f"{prefix}tree")
     refuse, chain, order = q(f"{prefix}refuse"), q(f"{prefix}chain"), q(f"{prefix}cp_order")
     ddl = [
         f"CREATE OR REPLACE FUNCTION {refuse}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
@@ -162,7 +181,7 @@ def _pg_triggers(prefix: str, schema: str | None) -> list[str]:
         f"OR NEW.id <> (SELECT COALESCE(MAX(id), -1) + 1 FROM {c}) THEN "
         "RAISE EXCEPTION 'jurat ledger: checkpoint out of order'; END IF; RETURN NEW; END $$",
     ]
-    for table, short in ((m, "meta"), (e, "entries"), (c, "checkpoints")):
+    for table, short in ((m, "meta"), (e, "entries"), (c, "checkpoints"), (t, "tree")):
         ddl.append(
             f'CREATE OR REPLACE TRIGGER "{prefix}{short}_no_change" BEFORE UPDATE OR DELETE '
             f"ON {table} FOR EACH ROW EXECUTE FUNCTION {refuse}()"
@@ -285,15 +304,16 @@ class Backend:
         """The URL with any password hidden."""
         return self.url.render_as_string(hide_password=True)
 
-    def exists(self) -> bool:
-        """Whether the ledger's tables already exist (without creating anything)."""
+    def exists(self, table: str = "entries") -> bool:
+        """Whether the ledger's ``table`` already exists (without creating anything)."""
         if self.name == "sqlite":
             assert self.url.database is not None
             if not Path(self.url.database).exists():
                 return False
+        name = getattr(self.tables, table).name
         try:
             with self.read() as conn:
-                return bool(conn.dialect.has_table(conn, self.tables.entries.name, self.schema))
+                return bool(conn.dialect.has_table(conn, name, self.schema))
         except SQLAlchemyError as exc:
             raise LedgerError(f"cannot reach ledger database {self.display_url()}: {exc}") from exc
 

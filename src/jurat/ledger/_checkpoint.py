@@ -16,10 +16,12 @@ from sqlalchemy import Connection, select
 
 from jurat.errors import LedgerError, TamperError
 from jurat.ledger._entry import broken_link, entry_from_row
-from jurat.ledger._merkle import root_from_leaves, roots_at
+from jurat.ledger._merkle import CompactRange
 from jurat.ledger._models import Checkpoint
 from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
-from jurat.ledger._queries import current_size, now, stored_leaves
+from jurat.ledger._queries import current_size, now
+from jurat.ledger._tree import range_hash, range_keys
+from jurat.ledger._treestore import read_level, read_nodes, sync_tree
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["read_external", "sign_checkpoint", "write_external"]
 
 _MAX_NOTE = 64 * 1024
+_BATCH = 1000
 
 
 def read_external(path: Path) -> Checkpoint | None:
@@ -76,6 +79,42 @@ def write_external(path: Path, note: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _new_leaves(
+    conn: Connection, tables: Tables, epoch: int, since: int, size: int
+) -> list[bytes]:
+    """Leaf hashes of seq ``since … size - 1``, each entry checked in full.
+
+    Entries past the last checkpoint are covered by no signed root yet, so
+    before they are signed each must match its own hashes, link to its
+    predecessor (from ``since - 1``), and be the leaf the stored tree holds.
+    """
+    e = tables.entries
+    start = max(since - 1, 0)
+    stored = read_level(conn, tables.tree, epoch, 0, start, size)
+    leaves: list[bytes] = []
+    prev: str | None = None
+    # Options on the statement, not the connection: on the connection they
+    # would outlive this read and turn the INSERT below into a cursor.
+    rows = conn.execute(
+        select(e).where(e.c.seq >= start).order_by(e.c.seq).execution_options(yield_per=_BATCH)
+    )
+    for row in rows:
+        entry = entry_from_row(row._mapping)
+        if prev is not None and entry.prev_hash != prev:
+            raise TamperError(broken_link(entry.seq))
+        if entry.leaf_hash != stored[entry.seq - start].hex():
+            raise TamperError(
+                f"seq {entry.seq}: the entry is not the leaf the Merkle tree recorded when it "
+                "was appended: history was rewritten"
+            )
+        prev = entry.entry_hash
+        if entry.seq >= since:
+            leaves.append(bytes.fromhex(entry.leaf_hash))
+    if len(leaves) != size - since:
+        raise TamperError(f"seq {since + len(leaves)}: entry missing")
+    return leaves
+
+
 def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: Path) -> str:
     """Sign the tree head, insert the checkpoint row and write ``path``; return the note.
 
@@ -83,8 +122,13 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     between computing the root and storing it. Refuses (TamperError) when the
     database no longer reaches the last stored or external checkpoint, so a
     restored or rewritten database is never re-signed.
+
+    Costs O(k + log n) for k entries since the last checkpoint: the earlier
+    entries are vouched for by the last checkpoint's root, which the stored
+    tree must reproduce, and the signed root is that checkpoint's compact
+    range extended with the k newly checked leaves.
     """
-    e, c = tables.entries, tables.checkpoints
+    c = tables.checkpoints
     # Read under the lock: another checkpointer may have just moved it.
     external = read_external(path)
     last = conn.execute(select(c).order_by(c.c.id.desc()).limit(1)).first()
@@ -95,37 +139,42 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
             f"this ledger's checkpoints are signed as {last.origin!r}, not "
             f"{signer.origin!r}; use the same log key"
         )
-    size = current_size(conn, e)
-    leaves = stored_leaves(conn, e, size)
-    # Entries since the last checkpoint are not covered by any signed
-    # root yet: check them fully before signing them.
-    since = 0 if last is None else int(last.tree_size)
-    prev: str | None = None
-    for row in conn.execute(select(e).where(e.c.seq >= max(since - 1, 0)).order_by(e.c.seq)):
-        entry = entry_from_row(row._mapping)
-        if prev is not None and entry.prev_hash != prev:
-            raise TamperError(broken_link(entry.seq))
-        if entry.leaf_hash != leaves[entry.seq].hex():
-            raise TamperError(f"seq {entry.seq}: stored leaf hash is stale")
-        prev = entry.entry_hash
+    size = current_size(conn, tables.entries)
     anchors: list[tuple[int, str, str]] = []
     if last is not None:
         anchors.append((int(last.tree_size), str(last.root_hash), "stored"))
     if external is not None:
         anchors.append((external.tree_size, external.root_hash, "external"))
-    roots = roots_at(leaves, {a[0] for a in anchors})
-    for anchor_size, anchor_root, where in anchors:
+    for anchor_size, _, where in anchors:
         if anchor_size > size:
             raise TamperError(
                 f"seq {size}: the {where} checkpoint commits to {anchor_size} entries "
                 f"but the ledger has {size}: truncated or restored from an older copy"
             )
-        if roots[anchor_size].hex() != anchor_root:
+    tail = None if size == 0 else _tail_leaf(conn, tables, size)
+    tree = sync_tree(conn, tables, size, tail)
+    since = 0 if last is None else int(last.tree_size)
+    leaves = _new_leaves(conn, tables, tree.epoch, since, size)
+    sizes = {a[0] for a in anchors} | {since}
+    nodes = read_nodes(
+        conn, tables.tree, tree.epoch, {k for s in sizes for k in range_keys(0, s)}
+    )
+    for anchor_size, anchor_root, where in anchors:
+        if _root(anchor_size, nodes).hex() != anchor_root:
             raise TamperError(
                 f"the ledger's first {anchor_size} entries do not match the {where} "
                 "checkpoint: history was rewritten"
             )
-    root = root_from_leaves(leaves)
+    # The signed root comes from the entries themselves past the last
+    # signed size, not from stored interior nodes no root has vouched for.
+    rng = CompactRange.resume(since, [nodes[k] for k in range_keys(0, since)])
+    for leaf in leaves:
+        rng.append(leaf)
+    root = rng.root()
+    if root != tree.range.root():
+        raise TamperError(
+            f"seq {since}..{size - 1}: the stored Merkle tree differs from the entries"
+        )
     note = signer.sign_note(checkpoint_body(signer.origin, size, root))
     next_id = 0 if last is None else int(last.id) + 1
     conn.execute(
@@ -143,3 +192,16 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     # committed, so a crash before our commit leaves it still true.
     write_external(path, note)
     return note
+
+
+def _tail_leaf(conn: Connection, tables: Tables, size: int) -> str | None:
+    e = tables.entries
+    found = conn.execute(select(e.c.leaf_hash).where(e.c.seq == size - 1)).scalar()
+    return None if found is None else str(found)
+
+
+def _root(size: int, nodes: dict[int, bytes]) -> bytes:
+    try:
+        return range_hash(0, size, nodes)
+    except KeyError as exc:
+        raise TamperError(f"the Merkle tree node for a root at size {size} is missing") from exc

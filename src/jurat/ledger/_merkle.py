@@ -21,7 +21,9 @@ __all__ = [
     "EMPTY_ROOT",
     "CompactRange",
     "consistency_path",
+    "consistency_ranges",
     "inclusion_path",
+    "inclusion_ranges",
     "leaf_hash",
     "node_hash",
     "root_from_leaves",
@@ -62,17 +64,41 @@ class CompactRange:
         self.size = 0
         self._nodes: list[bytes] = []
 
-    def append(self, leaf: bytes) -> None:
-        """Add one leaf hash, merging the subtrees the new leaf completes."""
+    @classmethod
+    def resume(cls, size: int, nodes: Sequence[bytes]) -> CompactRange:
+        """The range at ``size`` from its perfect-subtree roots, largest (leftmost) first.
+
+        These are the hashes of ``frontier(size)`` in ``_tree``: one per set
+        bit of ``size``.
+        """
+        if len(nodes) != size.bit_count():
+            raise ValueError(
+                f"a range of size {size} has {size.bit_count()} roots, not {len(nodes)}"
+            )
+        rng = cls()
+        rng.size, rng._nodes = size, list(nodes)
+        return rng
+
+    def append(self, leaf: bytes) -> list[tuple[int, int, bytes]]:
+        """Add one leaf hash, merging the subtrees it completes.
+
+        Returns every perfect subtree the leaf completes as ``(level, index,
+        hash)``, the leaf itself first: exactly the hashes a log that stores
+        its interior nodes must add for this leaf.
+        """
         node = leaf
+        made = [(0, self.size, leaf)]
         # Each trailing one bit of the old size is a perfect subtree of equal
         # height waiting on its right sibling.
-        size = self.size
+        size, level = self.size, 0
         while size & 1:
             node = node_hash(self._nodes.pop(), node)
             size >>= 1
+            level += 1
+            made.append((level, size, node))
         self._nodes.append(node)
         self.size += 1
+        return made
 
     def root(self) -> bytes:
         """RFC 9162 MTH of the leaves appended so far."""
@@ -104,52 +130,66 @@ def roots_at(leaves: Iterable[bytes], sizes: Set[int]) -> dict[int, bytes]:
     return roots
 
 
-def inclusion_path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
-    """RFC 9162 §2.1.3.1 PATH(index, D_n) for the tree over ``leaves``."""
-    size = len(leaves)
+def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:
+    """The leaf ranges ``[lo, hi)`` whose hashes make up PATH(index, D_size), leaf side first.
+
+    RFC 9162 §2.1.3.1 as ranges rather than hashes, so the same walk serves
+    proofs computed from leaves and proofs assembled from stored nodes.
+    """
     if not 0 <= index < size:
         raise ValueError(f"leaf index {index} outside a tree of size {size}")
-    path: list[bytes] = []
+    ranges: list[tuple[int, int]] = []
     lo, hi = 0, size
     # Walk down from the root; siblings are collected top-first, the RFC
     # lists them leaf-first.
     while hi - lo > 1:
         k = _split(hi - lo)
         if index < lo + k:
-            path.append(root_from_leaves(leaves, lo + k, hi))
+            ranges.append((lo + k, hi))
             hi = lo + k
         else:
-            path.append(root_from_leaves(leaves, lo, lo + k))
+            ranges.append((lo, lo + k))
             lo += k
-    path.reverse()
-    return path
+    ranges.reverse()
+    return ranges
 
 
-def consistency_path(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
-    """RFC 9162 §2.1.4.1 PROOF(old_size, D_n) for the tree over ``leaves``."""
-    size = len(leaves)
+def consistency_ranges(old_size: int, size: int) -> list[tuple[int, int]]:
+    """The leaf ranges whose hashes make up PROOF(old_size, D_size) (RFC 9162 §2.1.4.1)."""
     if not 0 < old_size <= size:
         raise ValueError(f"consistency needs 0 < old size <= new size, got {old_size}, {size}")
-    path: list[bytes] = []
+    ranges: list[tuple[int, int]] = []
     lo, hi, m, complete = 0, size, old_size, True
     while True:
         if m == hi - lo:
             # The old tree is this whole subtree: the verifier knows its hash
             # only when it is the old root itself.
             if not complete:
-                path.append(root_from_leaves(leaves, lo, hi))
+                ranges.append((lo, hi))
             break
         k = _split(hi - lo)
         if m <= k:
-            path.append(root_from_leaves(leaves, lo + k, hi))
+            ranges.append((lo + k, hi))
             hi = lo + k
         else:
-            path.append(root_from_leaves(leaves, lo, lo + k))
+            ranges.append((lo, lo + k))
             lo += k
             m -= k
             complete = False
-    path.reverse()
-    return path
+    ranges.reverse()
+    return ranges
+
+
+def inclusion_path(index: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """RFC 9162 §2.1.3.1 PATH(index, D_n) for the tree over ``leaves``."""
+    return [root_from_leaves(leaves, lo, hi) for lo, hi in inclusion_ranges(index, len(leaves))]
+
+
+def consistency_path(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """RFC 9162 §2.1.4.1 PROOF(old_size, D_n) for the tree over ``leaves``."""
+    return [
+        root_from_leaves(leaves, lo, hi) for lo, hi in consistency_ranges(old_size, len(leaves))
+    ]
 
 
 def _check_proof_hashes(proof: Sequence[bytes]) -> None:

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from jurat.canonical import canonical_json
-from jurat.errors import LedgerError, TamperError, ValidationError
-from jurat.ledger._backend import ZERO_HASH, Backend, default_checkpoint_path
+from jurat.errors import LedgerError, TamperError
+from jurat.ledger._append import AppendRequest, append_batch, prepare
+from jurat.ledger._backend import Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import sign_checkpoint
-from jurat.ledger._entry import entry_bytes, entry_from_row, load_payload
-from jurat.ledger._jobs import check_receipt_payload, decode_receipt, receipt_payload
-from jurat.ledger._merkle import consistency_path, inclusion_path, leaf_hash, root_from_leaves
+from jurat.ledger._entry import entry_from_row, hashed_bytes
+from jurat.ledger._group import GroupCommit
+from jurat.ledger._jobs import decode_receipt, receipt_payload
 from jurat.ledger._models import (
-    ENTRY_KINDS,
     Checkpoint,
     ConsistencyProof,
     Entry,
@@ -32,22 +30,16 @@ from jurat.ledger._models import (
     ReviewSlot,
 )
 from jurat.ledger._note import LogSigner, parse_unverified_checkpoint
-from jurat.ledger._queries import current_size, now, receipt_row, review_slot, stored_leaves
+from jurat.ledger._proofs import TreeIncomplete, consistency, inclusion, prove_many
+from jurat.ledger._queries import current_size, receipt_row, review_slot
+from jurat.ledger._tiles import TILE_WIDTH, Tile, entry_bundle, tile_path, tiles_for_size
+from jurat.ledger._treestore import current_epoch, read_level, sync_tree
 from jurat.ledger._verify import verify_ledger
 
 __all__ = ["Ledger", "open_ledger"]
 
-_MAX_ID = 256
 _BATCH = 1000
-
-
-def _check_id(name: str, value: str | None, *, required: bool) -> None:
-    if value is None:
-        if required:
-            raise LedgerError(f"{name} is required")
-        return
-    if not isinstance(value, str) or not value or len(value) > _MAX_ID:
-        raise LedgerError(f"{name} must be a non-empty string of at most {_MAX_ID} characters")
+_T = TypeVar("_T")
 
 
 @contextmanager
@@ -76,11 +68,20 @@ def open_ledger(
     file, under ``$XDG_STATE_HOME/jurat`` for PostgreSQL). With
     ``create=False`` a missing ledger is a :class:`LedgerError`, not a new one.
     ``prefix`` and ``schema`` (PostgreSQL) let several ledgers share a database.
+
+    A ledger written before the Merkle tree's nodes were stored is migrated
+    here, once: the table is created and filled from the stored leaf hashes
+    (about 2 nodes per entry; see docs/design.md, "The ledger at scale").
     """
     backend = Backend(url, prefix=prefix, schema=schema)
+    migrate = False
     try:
         if backend.exists():
             backend.check_format()
+            if not backend.exists("tree"):
+                with _db("adding the Merkle tree table"):
+                    backend.install()
+                migrate = True
         elif create:
             with _db("creating the ledger"):
                 backend.install()
@@ -94,7 +95,14 @@ def open_ledger(
         if checkpoint_path is not None
         else default_checkpoint_path(backend.url, prefix=prefix, schema=schema)
     )
-    return Ledger(backend, checkpoint_path=path)
+    ledger = Ledger(backend, checkpoint_path=path)
+    if migrate:
+        try:
+            ledger._sync_tree()
+        except BaseException:
+            ledger.close()
+            raise
+    return ledger
 
 
 class Ledger:
@@ -108,9 +116,6 @@ class Ledger:
         self._backend = backend
         self._t = backend.tables
         self.checkpoint_path = checkpoint_path
-        e = self._t.entries
-        self._tail_query = select(e.c.seq, e.c.entry_hash).order_by(e.c.seq.desc()).limit(1)
-        self._insert_stmt = e.insert()
 
     # -- lifecycle -------------------------------------------------------
 
@@ -158,52 +163,46 @@ class Ledger:
         ``supersession`` entry is then written just before it, in the same
         transaction. Appending the same receipt for a job again returns the
         stored entry; a different receipt for a job that has one is refused.
+
+        One transaction per call; from asyncio, :meth:`group_commit` lets
+        concurrent appends share one.
         """
-        if kind not in ENTRY_KINDS:
-            raise LedgerError(f"unknown entry kind {kind!r}; expected one of {ENTRY_KINDS}")
-        _check_id("job_id", job_id, required=True)
-        _check_id("campaign_id", campaign_id, required=kind == "receipt")
-        _check_id("artifact_id", artifact_id, required=kind == "receipt")
-        if not isinstance(payload, dict):
-            raise LedgerError("payload must be a JSON object (dict)")
-        try:
-            data = canonical_json(payload)
-        except ValidationError as exc:
-            raise LedgerError(f"payload cannot be stored: {exc}") from exc
-        receipt = check_receipt_payload(payload) if kind == "receipt" else None
+        request = prepare(kind, job_id, payload, campaign_id=campaign_id, artifact_id=artifact_id)
+        (result,) = self._commit([request])
+        if isinstance(result, LedgerError):
+            raise result
+        return result
+
+    def append_many(self, items: Sequence[dict[str, Any]]) -> list[Entry]:
+        """Append several entries in one transaction: all of them commit, or none.
+
+        Each item holds :meth:`append`'s arguments by name (``kind``,
+        ``job_id``, ``payload``, optionally ``campaign_id`` and
+        ``artifact_id``). For bulk loads; one refused item refuses them all.
+        """
+        requests = [prepare(**item) for item in items]
         with _db("appending to the ledger"), self._backend.write() as conn:
-            if receipt is not None:
-                assert campaign_id is not None and artifact_id is not None
-                existing = receipt_row(conn, self._t.entries, job_id=job_id)
-                if existing is not None:
-                    stored = entry_from_row(existing._mapping)
-                    if stored.payload.get("receipt_sha256") == receipt.receipt_sha256:
-                        return stored
-                    raise LedgerError(f"job {job_id} already has a different receipt")
-                slot = review_slot(conn, self._t.entries, campaign_id, artifact_id)
-                if (receipt.review_version, receipt.supersedes) != (slot.version, slot.supersedes):
-                    raise LedgerError(
-                        f"receipt for {campaign_id}/{artifact_id} claims review version "
-                        f"{receipt.review_version} superseding {receipt.supersedes}, but the "
-                        "ledger expects "
-                        f"version {slot.version} superseding {slot.supersedes}"
-                    )
-                if slot.previous_seq is not None:
-                    self._insert(
-                        conn,
-                        "supersession",
-                        job_id,
-                        canonical_json(
-                            {
-                                "review_version": slot.version,
-                                "superseded_seq": slot.previous_seq,
-                                "superseded_receipt_sha256": slot.supersedes,
-                            }
-                        ),
-                        campaign_id,
-                        artifact_id,
-                    )
-            return self._insert(conn, kind, job_id, data, campaign_id, artifact_id)
+            results = append_batch(conn, self._t, requests)
+            for result in results:
+                if isinstance(result, LedgerError):
+                    raise result
+        return [r for r in results if isinstance(r, Entry)]
+
+    def group_commit(self, *, max_batch: int = 1024) -> GroupCommit:
+        """Durable appends for concurrent asyncio tasks, sharing transactions.
+
+        ``async with ledger.group_commit() as log: await log.append(...)``:
+        appends that arrive while a commit is in progress go into the next
+        transaction together; each caller resumes once its entry is
+        committed, and the commit runs on a worker thread, never on the event
+        loop. See :class:`GroupCommit`.
+        """
+        return GroupCommit(self, max_batch=max_batch)
+
+    def _commit(self, requests: list[AppendRequest]) -> list[Entry | LedgerError]:
+        """One write transaction for ``requests``; each gets its entry or its own refusal."""
+        with _db("appending to the ledger"), self._backend.write() as conn:
+            return append_batch(conn, self._t, requests)
 
     def append_receipt(
         self,
@@ -222,36 +221,6 @@ class Ledger:
         return self.append(
             "receipt", job_id, payload, campaign_id=campaign_id, artifact_id=artifact_id
         )
-
-    def _insert(
-        self,
-        conn: Connection,
-        kind: str,
-        job_id: str,
-        data: bytes,
-        campaign_id: str | None,
-        artifact_id: str | None,
-    ) -> Entry:
-        tail = conn.execute(self._tail_query).first()
-        seq, prev = (0, ZERO_HASH) if tail is None else (int(tail.seq) + 1, str(tail.entry_hash))
-        row: dict[str, Any] = {
-            "seq": seq,
-            "kind": kind,
-            "job_id": job_id,
-            "campaign_id": campaign_id,
-            "artifact_id": artifact_id,
-            "payload": data,
-            "payload_sha256": hashlib.sha256(data).hexdigest(),
-            "recorded_at": now(),
-            "prev_hash": prev,
-        }
-        hashed = entry_bytes(**{k: v for k, v in row.items() if k != "payload"})
-        row["entry_hash"] = hashlib.sha256(hashed).hexdigest()
-        row["leaf_hash"] = leaf_hash(hashed).hex()
-        # Parameters, not .values(): one cached statement for every append.
-        conn.execute(self._insert_stmt, row)
-        fields = {k: v for k, v in row.items() if k != "payload"}
-        return Entry(payload=load_payload(data, seq=seq), **fields)
 
     # -- reading ---------------------------------------------------------
 
@@ -361,57 +330,168 @@ class Ledger:
             return sign_checkpoint(conn, self._t, signer, self.checkpoint_path)
 
     def inclusion_proof(self, seq: int, tree_size: int | None = None) -> InclusionProof:
-        """RFC 9162 inclusion proof of entry ``seq`` in the tree of ``tree_size`` (default: all)."""
-        with _db("building an inclusion proof"), self._backend.read() as conn:
+        """RFC 9162 inclusion proof of entry ``seq`` in the tree of ``tree_size`` (default: all).
+
+        O(log n) reads of the stored tree.
+        """
+
+        def build(conn: Connection) -> InclusionProof:
             size = current_size(conn, self._t.entries)
             target = size if tree_size is None else tree_size
             if not 0 <= seq < target <= size:
                 raise LedgerError(
                     f"need 0 <= seq < tree size <= {size}; got seq {seq}, size {target}"
                 )
-            leaves = stored_leaves(conn, self._t.entries, target)
-            row = conn.execute(select(self._t.entries).where(self._t.entries.c.seq == seq)).one()
-        entry = entry_from_row(row._mapping)
-        if bytes.fromhex(entry.leaf_hash) != leaves[seq]:
-            raise TamperError(f"seq {seq}: stored leaf hash is stale")
-        return InclusionProof(
-            leaf_index=seq,
-            tree_size=target,
-            leaf_hash=entry.leaf_hash,
-            root_hash=root_from_leaves(leaves).hex(),
-            hashes=tuple(h.hex() for h in inclusion_path(seq, leaves)),
-        )
+            return inclusion(conn, self._t, current_epoch(conn, self._t.tree), seq, target)
+
+        return self._read_tree("building an inclusion proof", build)
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
-        """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (default: all)."""
-        with _db("building a consistency proof"), self._backend.read() as conn:
+        """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (default: all).
+
+        O(log n) reads of the stored tree.
+        """
+
+        def build(conn: Connection) -> ConsistencyProof:
             size = current_size(conn, self._t.entries)
             target = size if new_size is None else new_size
             if not 0 < old_size <= target <= size:
                 raise LedgerError(
                     f"need 0 < old size <= new size <= {size}; got {old_size}, {target}"
                 )
-            leaves = stored_leaves(conn, self._t.entries, target)
-        return ConsistencyProof(
-            old_size=old_size,
-            new_size=target,
-            old_root=root_from_leaves(leaves, 0, old_size).hex(),
-            new_root=root_from_leaves(leaves).hex(),
-            hashes=tuple(h.hex() for h in consistency_path(old_size, leaves)),
-        )
+            epoch = current_epoch(conn, self._t.tree)
+            return consistency(conn, self._t, epoch, old_size, target)
+
+        return self._read_tree("building a consistency proof", build)
 
     def prove_entry(self, seq: int) -> EntryProof:
         """Entry ``seq`` with its inclusion proof in the latest stored checkpoint covering it."""
-        covering = [cp for cp in self.checkpoints() if cp.tree_size > seq]
-        if not covering:
+        c = self._t.checkpoints
+        with _db("reading checkpoints"), self._backend.read() as conn:
+            note = conn.execute(
+                select(c.c.note).where(c.c.tree_size > seq).order_by(c.c.id.desc()).limit(1)
+            ).scalar()
+        if note is None:
             raise LedgerError(f"no checkpoint covers seq {seq} yet; run `jurat log checkpoint`")
-        checkpoint = covering[-1]
-        proof = self.inclusion_proof(seq, checkpoint.tree_size)
-        if proof.root_hash != checkpoint.root_hash:
-            raise TamperError(
-                f"the ledger's root at size {checkpoint.tree_size} differs from its checkpoint"
+        return self.prove_entries([seq], str(note))[0]
+
+    def prove_entries(
+        self, seqs: Sequence[int], checkpoint: Checkpoint | str | None = None
+    ) -> list[EntryProof]:
+        """Each entry of ``seqs`` with its inclusion proof in one checkpoint, in order.
+
+        ``checkpoint`` is the note :meth:`checkpoint` returned (or its
+        parsed :class:`Checkpoint`); None means the latest stored one. Sign
+        one checkpoint after a run, then prove every receipt of the run
+        against it: the stored tree is read once for all of them, O(k log n)
+        for k entries. Raises TamperError when the ledger no longer reaches
+        the checkpoint's root.
+        """
+        if checkpoint is None:
+            stored = self.checkpoints()
+            if not stored:
+                raise LedgerError("no checkpoint yet; run `jurat log checkpoint`")
+            anchor = stored[-1]
+        elif isinstance(checkpoint, str):
+            anchor = parse_unverified_checkpoint(checkpoint)
+        else:
+            anchor = checkpoint
+
+        def build(conn: Connection) -> list[EntryProof]:
+            size = current_size(conn, self._t.entries)
+            if anchor.tree_size > size:
+                raise TamperError(
+                    f"seq {size}: the checkpoint commits to {anchor.tree_size} entries but the "
+                    f"ledger has {size}: truncated or restored from an older copy"
+                )
+            epoch = current_epoch(conn, self._t.tree)
+            return prove_many(conn, self._t, epoch, list(seqs), anchor)
+
+        return self._read_tree("building inclusion proofs", build)
+
+    def _read_tree(self, action: str, build: Callable[[Connection], _T]) -> _T:
+        """Run ``build(conn)`` in a read transaction; if the tree is behind, complete it once."""
+        try:
+            with _db(action), self._backend.read() as conn:
+                return build(conn)
+        except TreeIncomplete:
+            # Entries appended by an older jurat have no nodes yet.
+            self._sync_tree()
+        try:
+            with _db(action), self._backend.read() as conn:
+                return build(conn)
+        except TreeIncomplete as exc:
+            raise TamperError(f"{exc}: the Merkle tree table was edited") from exc
+
+    def _sync_tree(self) -> None:
+        """Bring the stored tree level with the entries (the migration, or catching up)."""
+        e = self._t.entries
+        with _db("building the Merkle tree"), self._backend.write() as conn:
+            tail = conn.execute(
+                select(e.c.seq, e.c.leaf_hash).order_by(e.c.seq.desc()).limit(1)
+            ).first()
+            if tail is None:
+                sync_tree(conn, self._t, 0, None)
+            else:
+                sync_tree(conn, self._t, int(tail.seq) + 1, str(tail.leaf_hash))
+
+    # -- tiles -------------------------------------------------------------
+
+    def tile(self, tile: Tile) -> bytes:
+        """The bytes of a C2SP tlog tile: its hashes concatenated (see ``_tiles``)."""
+        return b"".join(self._read_tree("reading a tile", lambda conn: self._tile(conn, tile)))
+
+    def _tile(self, conn: Connection, tile: Tile) -> list[bytes]:
+        size = current_size(conn, self._t.entries)
+        end = (tile.first + tile.width) << tile.tree_level
+        if end > size:
+            raise LedgerError(f"tile {tile.path()} needs {end} entries; the ledger has {size}")
+        epoch = current_epoch(conn, self._t.tree)
+        try:
+            return read_level(
+                conn, self._t.tree, epoch, tile.tree_level, tile.first, tile.first + tile.width
             )
-        return EntryProof(entry=self.entry(seq), proof=proof, checkpoint=checkpoint.note)
+        except TamperError as exc:
+            raise TreeIncomplete(str(exc)) from exc
+
+    def entry_bundle(self, index: int, width: int = TILE_WIDTH) -> bytes:
+        """The C2SP entry bundle ``tile/entries/<index>[.p/<width>]``: each leaf's entry bytes."""
+        first = index * TILE_WIDTH
+        entries = self.entries(after_seq=first - 1)
+        data: list[bytes] = []
+        for entry in entries:
+            if len(data) == width:
+                break
+            data.append(hashed_bytes(entry))
+        if len(data) != width:
+            raise LedgerError(f"entry bundle {index} needs {first + width} entries")
+        return entry_bundle(data)
+
+    def export_tiles(self, directory: str | os.PathLike[str], checkpoint: str) -> int:
+        """Write ``checkpoint``, and every tile and entry bundle of its size, under ``directory``.
+
+        The layout is C2SP tlog-tiles', so a static file server over
+        ``directory`` serves the log to tlog-tiles clients. Full tiles
+        already there are kept (they never change). Returns files written.
+        """
+        anchor = parse_unverified_checkpoint(checkpoint)
+        self.prove_entries([], anchor)  # the stored tree reaches its root, or TamperError
+        root = Path(directory)
+        written = 0
+        for tile in tiles_for_size(anchor.tree_size):
+            names = [tile.path()]
+            if tile.level == 0:
+                names.append(tile_path("entries", tile.index, tile.width))
+            for name in names:
+                path = root / name
+                if tile.width == TILE_WIDTH and path.exists():
+                    continue  # a full tile never changes
+                is_bundle = name.startswith("tile/entries/")
+                data = self.entry_bundle(tile.index, tile.width) if is_bundle else self.tile(tile)
+                _write_file(path, data)
+                written += 1
+        _write_file(root / "checkpoint", checkpoint.encode("utf-8"))
+        return written + 1
 
     # -- verification ----------------------------------------------------
 
@@ -430,3 +510,16 @@ class Ledger:
                 checkpoint_path=self.checkpoint_path,
                 public_key=public_key,
             )
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically, so a reader never sees half a tile."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise LedgerError(f"cannot write {path}: {exc.strerror}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,8 +1,9 @@
 """Signing keys: generation, PEM files, the default key, raw sign/verify and the key hint.
 
 ECDSA P-256 with SHA-256 is the default because it is the key type cosign and
-sigstore-js verify with a plain public key (FACTS.md: their Ed25519 and P-384
-paths have open bugs). Ed25519 is accepted as an option.
+sigstore-js verify with a plain public key (docs/design.md, "Facts measured on these
+machines": their Ed25519 and P-384 paths have open bugs). Ed25519 is accepted as an
+option.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ async def deterministic_checks(
     policy: Policy, artifact: Artifact
 ) -> tuple[list[GateOutcome], list[EvidenceItem]]:
     """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
-    hard_gates = policy.rubric.hard_gates if policy.rubric else ()
+    hard_gates = policy.hard_gates
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
         settings = policy.equivalence
         if settings is None or settings.deterministic_first:

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from jurat.errors import JuratError
 from jurat.ledger import Entry, Ledger, LedgerReport
-from jurat.models import Frozen, outcome_word
+from jurat.models import Frozen, recorded_outcome_word
 from jurat.receipts import STEPS, PublicKey, VerifyReport, rederive_bundle, verify_bundle
 
 __all__ = ["Replay", "ReplayedReceipt", "ledger_url", "replay_ledger"]
@@ -32,18 +32,8 @@ def _object(value: object) -> dict[str, object]:
 
 
 def decision_word(decision: dict[str, object]) -> str:
-    """The word naming a receipt's decision object (``outcome_word``), or ``?``."""
-
-    def text(key: str) -> str | None:
-        value = decision.get(key)
-        return value if isinstance(value, str) else None
-
-    equivalent = decision.get("equivalent")
-    word = outcome_word(
-        text("kind"), disposition=text("disposition"), rollout=text("rollout"),
-        equivalent=equivalent if isinstance(equivalent, bool) else None,
-    )
-    return word or "?"
+    """The word naming a receipt's decision object, or ``?``."""
+    return recorded_outcome_word(decision) or "?"
 
 
 class ReplayedReceipt(Frozen):

@@ -1,0 +1,208 @@
+"""The stored Merkle nodes in the database: reading them, and keeping them level with the entries.
+
+Nodes are written in the same transaction as the entries that complete them
+(``_append``), so normally the newest epoch of the ``tree`` table covers
+exactly the entries. Two things can leave it otherwise, and
+:func:`sync_tree` (run under the write lock) repairs both:
+
+* *behind*: a ledger written before the table existed, or entries appended
+  by an older jurat. The missing nodes are built from the stored leaf hashes,
+  once; on a ledger with no tree at all that is the migration
+  (``open_ledger`` runs it when it creates the table).
+* *ahead or different*: nodes for entries that are gone or differ, which
+  only an edit behind the ledger's back produces. Nodes are never updated or
+  deleted, so the tree is rebuilt from the entries as the next epoch. That
+  repairs proofs for the entries as they are; whether they are the entries
+  that were signed is for the checkpoints to say (``verify()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, Table, func, select
+
+from jurat.errors import TamperError
+from jurat.ledger._merkle import CompactRange
+from jurat.ledger._tree import INDEX_BITS, frontier, leaf_key, node_key
+
+if TYPE_CHECKING:
+    from jurat.ledger._backend import Tables
+
+__all__ = [
+    "TreeState",
+    "current_epoch",
+    "extend_tree",
+    "insert_nodes",
+    "read_level",
+    "read_nodes",
+    "stored_leaf_count",
+    "sync_tree",
+]
+
+_IN_CHUNK = 500
+_INSERT_CHUNK = 5000
+_READ_CHUNK = 10000
+
+
+class TreeState:
+    """The epoch in use and the compact range at the ledger's size, for the next appends."""
+
+    def __init__(self, epoch: int, rng: CompactRange) -> None:
+        self.epoch = epoch
+        self.range = rng
+
+
+def current_epoch(conn: Connection, tree: Table) -> int:
+    """The newest epoch (0 for an empty table)."""
+    found = conn.execute(select(func.max(tree.c.epoch))).scalar()
+    return 0 if found is None else int(found)
+
+
+def read_nodes(conn: Connection, tree: Table, epoch: int, keys: Iterable[int]) -> dict[int, bytes]:
+    """The stored hashes of ``keys`` that exist, by key."""
+    wanted = sorted(set(keys))
+    found: dict[int, bytes] = {}
+    for i in range(0, len(wanted), _IN_CHUNK):
+        chunk = wanted[i : i + _IN_CHUNK]
+        rows = conn.execute(
+            select(tree.c.node, tree.c.hash).where(tree.c.epoch == epoch, tree.c.node.in_(chunk))
+        )
+        for node, value in rows:
+            found[int(node)] = bytes(value)
+    return found
+
+
+def read_level(
+    conn: Connection, tree: Table, epoch: int, level: int, lo: int, hi: int
+) -> list[bytes]:
+    """Hashes of nodes ``(level, lo) … (level, hi - 1)``; TamperError if one is missing."""
+    out: list[bytes] = []
+    start = lo
+    while start < hi:
+        end = min(hi, start + _READ_CHUNK)
+        rows = conn.execute(
+            select(tree.c.node, tree.c.hash)
+            .where(
+                tree.c.epoch == epoch,
+                tree.c.node >= node_key(level, start),
+                tree.c.node < node_key(level, end),
+            )
+            .order_by(tree.c.node)
+        ).all()
+        for offset, (node, value) in enumerate(rows):
+            if int(node) != node_key(level, start + offset):
+                break
+            out.append(bytes(value))
+        if len(out) != end - lo:
+            missing = lo + len(out)
+            raise TamperError(
+                f"seq {missing << level}: the Merkle tree node at level {level}, index "
+                f"{missing} is missing"
+            )
+        start = end
+    return out
+
+
+def stored_leaf_count(conn: Connection, tree: Table, epoch: int) -> int:
+    """How many leaves ``epoch`` holds: the highest level-0 index + 1."""
+    top = conn.execute(
+        select(func.max(tree.c.node)).where(
+            tree.c.epoch == epoch, tree.c.node < (1 << INDEX_BITS)
+        )
+    ).scalar()
+    return 0 if top is None else int(top) + 1
+
+
+def insert_nodes(
+    conn: Connection, tree: Table, epoch: int, nodes: Sequence[tuple[int, int, bytes]]
+) -> None:
+    """Insert ``(level, index, hash)`` nodes into ``epoch``."""
+    stmt = tree.insert()
+    for i in range(0, len(nodes), _INSERT_CHUNK):
+        rows = [
+            {"epoch": epoch, "node": node_key(level, index), "hash": value}
+            for level, index, value in nodes[i : i + _INSERT_CHUNK]
+        ]
+        if rows:
+            conn.execute(stmt, rows)
+
+
+def extend_tree(
+    conn: Connection, tables: Tables, epoch: int, rng: CompactRange, size: int
+) -> None:
+    """Append the stored leaf hashes of seq ``rng.size … size - 1`` to ``rng``, storing the nodes.
+
+    Reads the ``leaf_hash`` column, not the entries' content: a leaf that does
+    not match its entry is for ``verify()`` and the checkpoint to catch.
+    """
+    e, tree = tables.entries, tables.tree
+    pending: list[tuple[int, int, bytes]] = []
+    while rng.size < size:
+        start = rng.size
+        rows = conn.execute(
+            select(e.c.seq, e.c.leaf_hash)
+            .where(e.c.seq >= start, e.c.seq < min(size, start + _READ_CHUNK))
+            .order_by(e.c.seq)
+        ).all()
+        if not rows:
+            raise TamperError(f"seq {start}: entry missing")
+        for seq, leaf in rows:
+            if int(seq) != rng.size:
+                raise TamperError(f"seq {rng.size}: entry missing (next stored seq is {seq})")
+            pending.extend(rng.append(bytes.fromhex(leaf)))
+        if len(pending) >= _INSERT_CHUNK:
+            insert_nodes(conn, tree, epoch, pending)
+            pending = []
+    insert_nodes(conn, tree, epoch, pending)
+
+
+def _resume(conn: Connection, tree: Table, epoch: int, size: int) -> CompactRange | None:
+    keys = [node_key(level, index) for level, index in frontier(size)]
+    found = read_nodes(conn, tree, epoch, keys)
+    if len(found) != len(keys):
+        return None
+    return CompactRange.resume(size, [found[k] for k in keys])
+
+
+def sync_tree(conn: Connection, tables: Tables, size: int, tail_leaf: str | None) -> TreeState:
+    """Make the newest epoch cover exactly seq ``0 … size - 1``; return it with its range.
+
+    Runs under the write lock. ``tail_leaf`` is the stored leaf hash (hex) of
+    seq ``size - 1``. The common case (the tree is level with the entries)
+    costs one read of O(log n) nodes.
+    """
+    tree = tables.tree
+    epoch = current_epoch(conn, tree)
+    if size > 0 and tail_leaf is not None:
+        keys = [node_key(level, index) for level, index in frontier(size)]
+        probe = read_nodes(conn, tree, epoch, [*keys, leaf_key(size - 1), leaf_key(size)])
+        level = (
+            leaf_key(size) not in probe
+            and probe.get(leaf_key(size - 1)) == bytes.fromhex(tail_leaf)
+            and all(k in probe for k in keys)
+        )
+        if level:
+            return TreeState(epoch, CompactRange.resume(size, [probe[k] for k in keys]))
+    stored = stored_leaf_count(conn, tree, epoch)
+    rng: CompactRange | None = None
+    if 0 < stored <= size:
+        e = tables.entries
+        leaf = conn.execute(select(e.c.leaf_hash).where(e.c.seq == stored - 1)).scalar()
+        tail = read_nodes(conn, tree, epoch, [leaf_key(stored - 1)]).get(leaf_key(stored - 1))
+        if leaf is not None and tail == bytes.fromhex(leaf):
+            rng = _resume(conn, tree, epoch, stored)
+    elif stored == 0 and _empty(conn, tree, epoch):
+        rng = CompactRange()
+    if rng is None:
+        # The stored tree is ahead of the entries or disagrees with them.
+        epoch += 1
+        rng = CompactRange()
+    extend_tree(conn, tables, epoch, rng, size)
+    return TreeState(epoch, rng)
+
+
+def _empty(conn: Connection, tree: Table, epoch: int) -> bool:
+    found = conn.execute(select(tree.c.node).where(tree.c.epoch == epoch).limit(1)).first()
+    return found is None
