@@ -5,25 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from jurat.cli import app
+from tests.support.cli import invoke, isolate_homes
 
 
 @pytest.fixture(autouse=True)
 def _homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Default keys (signing, log) are created under these: never in the user's home.
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    isolate_homes(tmp_path, monkeypatch)
 
 
 def jurat(*args: str) -> Result:
-    """``jurat ARGS`` in this process; never a traceback, whatever the outcome."""
-    result = CliRunner().invoke(app, list(args))
-    exc = result.exception
-    assert exc is None or isinstance(exc, SystemExit), repr(exc)
-    assert "Traceback" not in result.output
-    return result
+    """``jurat ARGS`` in this process (``tests.support.cli.invoke``)."""
+    return invoke(*args)
 
 
 EQUIVALENCE = """\

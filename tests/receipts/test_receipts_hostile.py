@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
 from jurat.canonical import MAX_JSON_DEPTH, canonical_json, loads_strict, sha256_digest
-from jurat.cli import app
 from jurat.errors import ValidationError, VerificationError
 from jurat.receipts import (
     MAX_BUNDLE_BYTES,
@@ -31,6 +30,7 @@ from jurat.receipts import (
     verify_bundle,
 )
 from tests.support.builders import SOURCE
+from tests.support.cli import invoke
 
 DEEP = 100_000
 DEEP_ARRAYS = b"[" * DEEP + b"]" * DEEP
@@ -38,12 +38,8 @@ DEEP_OBJECTS = b'{"a":' * DEEP + b"1" + b"}" * DEEP
 
 
 def cli(*args: str) -> Result:
-    """`jurat ARGS` in process; fails the test on any exception that is not an exit."""
-    result = CliRunner().invoke(app, list(args))
-    exc = result.exception
-    assert exc is None or isinstance(exc, SystemExit), repr(exc)
-    assert "Traceback" not in result.output
-    return result
+    """``jurat ARGS`` in this process (``tests.support.cli.invoke``)."""
+    return invoke(*args)
 
 
 def _edit(receipt: bytes, change: Callable[[dict[str, Any]], None]) -> bytes:

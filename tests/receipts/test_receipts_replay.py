@@ -10,27 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from jurat.cli import app
 from jurat.ledger import open_ledger
 from jurat.receipts import PrivateKey, keygen, sign_payload
+from tests.support.cli import invoke, isolate_homes
 
 DEEP = 100_000
 
 
 @pytest.fixture(autouse=True)
 def _config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    isolate_homes(tmp_path, monkeypatch)
 
 
 def cli(*args: str) -> Result:
-    result = CliRunner().invoke(app, list(args))
-    exc = result.exception
-    assert exc is None or isinstance(exc, SystemExit), repr(exc)
-    assert "Traceback" not in result.output
-    return result
+    """``jurat ARGS`` in this process (``tests.support.cli.invoke``)."""
+    return invoke(*args)
 
 
 def _ledger(path: Path, *receipts: tuple[str, bytes]) -> str:

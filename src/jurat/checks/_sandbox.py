@@ -391,14 +391,14 @@ def run_tests(
         tests_side = _Side(
             name="tests",
             program="_sandbox_tests.py",
-            modules=("_sandbox_wire.py", "_sandbox_proxy.py"),
+            modules=("_sandbox_wire.py", "_sandbox_proxy.py", "_sandbox_limits.py"),
             fds={"--control": control, "--result": result,
                  "--rx": from_candidate[0], "--tx": to_candidate[1]},
         )  # fmt: skip
         candidate_side = _Side(
             name="candidate",
             program="_sandbox_candidate.py",
-            modules=("_sandbox_wire.py",),
+            modules=("_sandbox_wire.py", "_sandbox_limits.py"),
             fds={"--control": candidate_control, "--rx": to_candidate[0],
                  "--tx": from_candidate[1]},
         )  # fmt: skip

@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 # In the sandbox the programs sit side by side in /opt/jurat, without the jurat package.
 if TYPE_CHECKING:
+    from jurat.checks._sandbox_limits import apply_rlimits
     from jurat.checks._sandbox_wire import Resolver, decode, encode, read_frame, write_frame
 else:
+    from _sandbox_limits import apply_rlimits
     from _sandbox_wire import Resolver, decode, encode, read_frame, write_frame
 
 WORKDIR = "/work"
@@ -45,17 +47,6 @@ def _read_config(fd: int) -> dict[str, Any]:
     with os.fdopen(fd, "rb") as handle:
         config: dict[str, Any] = json.loads(handle.read())
     return config
-
-
-def _apply_rlimits(limits: dict[str, Any]) -> None:
-    import resource
-
-    cpu = int(limits["cpu_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (int(limits["as_bytes"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["fsize_bytes"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (int(limits["nofile"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _builtin_base(cls: type) -> str:
@@ -182,7 +173,7 @@ def main(argv: list[str]) -> int:
     path = os.path.join(WORKDIR, module_name + ".py")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(config["source"])
-    _apply_rlimits(config["limits"])
+    apply_rlimits(config["limits"])
     os.chdir(WORKDIR)
     cov = None
     if config["coverage"]:

@@ -332,29 +332,20 @@ class Emitter:
             view = view[self._write(self._fd, view) :]
 
 
-def _apply_rlimits(limits: dict[str, Any]) -> None:
-    import resource
-
-    cpu = int(limits["cpu_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (int(limits["as_bytes"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["fsize_bytes"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (int(limits["nofile"]),) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def _child(config: dict[str, Any], fd: int, token: str, channel: tuple[int, int]) -> None:
     """Run the tests in this process and exit; never returns."""
     emitter = Emitter(fd, token)
     try:
-        _apply_rlimits(config["limits"])
+        if TYPE_CHECKING:
+            from jurat.checks._sandbox_limits import apply_rlimits
+            from jurat.checks._sandbox_proxy import Candidate
+        else:
+            from _sandbox_limits import apply_rlimits
+            from _sandbox_proxy import Candidate
+        apply_rlimits(config["limits"])
         os.chdir(WORKDIR)
         sys.path[:0] = [WORKDIR, *config["sites"]]
         sys.dont_write_bytecode = True
-        if TYPE_CHECKING:
-            from jurat.checks._sandbox_proxy import Candidate
-        else:
-            from _sandbox_proxy import Candidate
 
         candidate = Candidate(channel[0], channel[1], config["module"])
         run_pytest(config, emitter, WORKDIR, candidate)

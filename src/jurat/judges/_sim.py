@@ -17,15 +17,17 @@ With no truth for an item, the label the samples aim at is itself a seeded draw 
 Every draw is a function of (seed, artifact digest, criterion, sample, attempt) only, so the
 answers do not depend on dispatch order or concurrency, and a re-run reproduces them (RF-2).
 Transport errors (``error_rate``, per attempt, retried like real ones), malformed answers
-(``malformed_rate``, per sample) and ``latency_ms`` are simulated too. Answers are raw text
-that goes through the same parser and validator as any provider's; apart from the
-malformed fraction they pass it (right digest, evidence index 0, no accept on failed gates).
+(``malformed_rate``, per sample) and ``latency_ms`` (waited out through an injectable
+``sleep``) are simulated too. Answers are raw text that goes through the same parser and
+validator as any provider's; apart from the malformed fraction they pass it (right digest,
+evidence index 0, no accept on failed gates).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Awaitable, Callable
 
 from jurat.errors import ConfigError
 from jurat.judges._local import (
@@ -101,17 +103,27 @@ def _presented(label: str, order: str | None) -> str:
 
 
 class SimJudge(LocalJudge):
-    """A seeded noisy judge; see the module docstring for its model."""
+    """A seeded noisy judge; see the module docstring for its model.
 
-    def __init__(self, config: JudgeConfig) -> None:
+    ``sleep`` waits out the simulated ``latency_ms``; it is injectable for tests, as the
+    engine's is.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         super().__init__(config)
         self._model = config.model or "sim"
+        self._sleep = sleep
 
     async def complete(self, call: JudgeCall) -> RawResponse:
         config = self._config
         item = call.artifact.sha256
         if config.latency_ms > 0:
-            await asyncio.sleep(config.latency_ms / 1000)
+            await self._sleep(config.latency_ms / 1000)
         if call.kind == "text":
             return local(f"sim output {_uniforms('text', config.seed, item)[0]:.6f}", self._model)
         error_draw = _uniforms(
