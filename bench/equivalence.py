@@ -13,6 +13,9 @@ same number (seed 002: "\\boxed{200}", "answer: 200", ...), moves it to the top 
 first, working after it), and changes it to n+1 (a negative control), and reports how often
 each comparator keeps its outcome on the original pair, using ``invariance_verdict``.
 
+A third table times the hostile inputs of ``tests/checks/adversarial_answers.py`` (the tests
+assert the cap each one stops at; how long that takes is measured here, not asserted).
+
 The numbers are printed and written between the markers in ``bench/README.md``.
 """
 
@@ -24,6 +27,7 @@ import json
 import multiprocessing
 import platform
 import re
+import runpy
 import statistics
 import sys
 import time
@@ -46,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 # The full GSM8K solution set lives in the team's shared data folder beside the repository
 # (too large to vendor); tests use the small subset in tests/checks/data.
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "gsm8k_example_model_solutions.jsonl.gz"
+HOSTILE = HERE.parent / "tests" / "checks" / "adversarial_answers.py"
 README = HERE / "README.md"
 
 Pair = tuple[str, str, str, str, bool]  # id, model solution, ground truth, transform, gold
@@ -155,6 +160,46 @@ def run(pairs: Sequence[Pair], workers: int) -> list[Result]:
         return pool.map(_judge, pairs, chunksize=64)
 
 
+# ----------------------------------------------------------------------------- hostile inputs
+
+# (input name, characters, the pass's detail on it, best seconds of HOSTILE_REPEAT)
+Hostile = tuple[str, int, str, float]
+HOSTILE_REPEAT = 3
+
+
+def time_hostile(path: Path = HOSTILE, repeat: int = HOSTILE_REPEAT) -> list[Hostile]:
+    """Each hostile input against "5", in this process (math-verify's timeout needs the main
+    thread): the best of ``repeat`` runs, so a busy neighbour inflates it least."""
+    inputs: dict[str, str] = runpy.run_path(str(path))["ADVERSARIAL"]
+    rows: list[Hostile] = []
+    for name, text in inputs.items():
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            check = deterministic_equivalence(text, "5")
+            best = min(best, time.perf_counter() - start)
+        rows.append((name, len(text), check.detail.removeprefix("a: "), best))
+    return rows
+
+
+def hostile_report(rows: Sequence[Hostile], median_pair: float) -> list[str]:
+    worst = max(rows, key=lambda r: r[3])
+    out = [
+        f"Hostile inputs ({HOSTILE.relative_to(HERE.parent)}, each against \"5\"; best of "
+        f"{HOSTILE_REPEAT} runs in the main process; the ratio is to the median GSM8K pair). "
+        f"Worst: {worst[0]}, {1000 * worst[3]:.1f} ms.",
+        "",
+        "| input | characters | outcome | ms | x median pair |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for name, chars, outcome, seconds in rows:
+        shown = outcome if len(outcome) <= 60 else outcome[:59] + "…"
+        shown = shown.replace("|", "\\|")
+        ratio = seconds / median_pair if median_pair else float("nan")
+        out.append(f"| {name} | {chars:,} | {shown} | {1000 * seconds:.2f} | {ratio:,.0f} |")
+    return out
+
+
 # ----------------------------------------------------------------------------- reporting
 
 
@@ -255,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     kept.append(None if orig is None or after is None else after == orig)
         inv_rows.append((tname, invariance_verdict(ours_kept), invariance_verdict(base_kept)))
 
+    hostile = time_hostile()
     lines = report(
         ours,
         base,
@@ -271,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         len(transformed),
         inv_wall,
     )
+    lines += ["", *hostile_report(hostile, statistics.median(per_pair))]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from decimal import Decimal
 from fractions import Fraction
 from importlib.metadata import version
@@ -29,9 +28,11 @@ from jurat.checks import (
     extract_final_answer,
     invariance_verdict,
 )
+from jurat.checks._answers import MAX_ANCHORS, MAX_EXPONENT, MAX_TEXT_CHARS
 from jurat.errors import FoldInputError, ValidationError
 from jurat.fold import wilson_interval
 from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC
+from tests.checks.adversarial_answers import ADVERSARIAL
 
 DATA = Path(__file__).parent / "data" / "gsm8k_subset.jsonl"
 
@@ -301,35 +302,47 @@ def test_non_string_input_is_a_validation_error() -> None:
         deterministic_equivalence(200, "200")  # type: ignore[arg-type]
 
 
-# ----------------------------------------------------------------- bounded time
+# ----------------------------------------------------------------- bounded work
 
-ADVERSARIAL = {
-    "unclosed boxes": "\\boxed{" * 14_000,
-    "nested boxes": "\\boxed{" * 200 + "1" + "}" * 200,
-    "one long number": "9" * 99_000,
-    "too long": "1" * 1_000_000,
-    "many markers": "answer: " * 12_000,
-    "many answer lines": "A: 1\n" * 19_000,
-    "many fractions": "\\frac{" * 16_000,
-    "braces": "{" * 99_000,
-    "dollars": "$" * 99_000,
-    "latex soup": "$" + "\\left(" * 15_000 + "$",
-    "huge exponent": "1e" + "9" * 40,
-    "huge hash answer": "#### " + "9" * 60_000,
-    "long answer line": "A: " + "x " * 45_000 + "5",
-    "spaces in the grammar": "-" + " " * 150 + "$" + " " * 150 + "5",
-    "deep power tower": r"\boxed{" + "2^{" * 50 + "2" + "}" * 50 + "}",
-    "factorial bomb": r"\boxed{9999999!}",
+_NO_MARKER = "no final-answer marker (\\boxed{}, ####, A:, answer:) and not a bare number"
+_BOX = "a \\boxed{} is unclosed or too long"
+_SPAN = "not a single short answer"
+#: What stops the pass on each hostile input: a cap on the text, on the characters scanned
+#: after a marker, on the markers, or on the number read. Its time is measured by
+#: bench/equivalence.py, never asserted here.
+STOPPED_BY = {
+    "unclosed boxes": _BOX,  # MAX_SPAN_CHARS scanned per box
+    "nested boxes": _BOX,
+    "one long number": _NO_MARKER,  # a bare number longer than MAX_SPAN_CHARS
+    "too long": f"answer text longer than {MAX_TEXT_CHARS} characters",
+    "many markers": f"more than {MAX_ANCHORS} final-answer markers",
+    "many answer lines": f"more than {MAX_ANCHORS} final-answer markers",
+    "many fractions": _NO_MARKER,
+    "braces": _NO_MARKER,
+    "dollars": _NO_MARKER,
+    "latex soup": _NO_MARKER,
+    "huge exponent": f"exponent beyond ±{MAX_EXPONENT}",
+    "huge hash answer": _SPAN,
+    "long answer line": _SPAN,
+    "spaces in the grammar": _NO_MARKER,
+    "deep power tower": _BOX,
 }
 
 
-@pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_adversarial_input_is_bounded(name: str) -> None:
-    start = time.perf_counter()
+def test_every_hostile_input_has_an_expected_outcome() -> None:
+    assert set(ADVERSARIAL) == {*STOPPED_BY, "factorial bomb"}
+
+
+@pytest.mark.parametrize("name", list(STOPPED_BY))
+def test_adversarial_input_stops_at_a_cap(name: str) -> None:
     check = deterministic_equivalence(ADVERSARIAL[name], "5")
-    elapsed = time.perf_counter() - start
-    assert elapsed < 3.0, f"{name} took {elapsed:.2f}s"
-    assert check.equivalent is not True or check.a_value == "5"
+    assert (check.settled, check.equivalent, check.method) == (False, None, "no-final-answer")
+    assert check.detail.startswith("a: ") and STOPPED_BY[name] in check.detail
+
+
+def test_a_factorial_is_read_as_its_digits_never_evaluated() -> None:
+    check = deterministic_equivalence(ADVERSARIAL["factorial bomb"], "5")
+    assert (check.equivalent, check.a_value, check.method) == (False, "9999999", "different")
 
 
 def test_runs_outside_the_main_thread() -> None:

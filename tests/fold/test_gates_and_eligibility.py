@@ -5,12 +5,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 from jurat.fold import eligibility, gate_veto, hard_gates_pass, required_gates
-from jurat.models import GATE_LINT_RUFF, GATE_PYTHON_PARSE, GATE_TESTS_PASS, GateOutcome
+from jurat.models import DEFAULT_HARD_GATES, GATE_LINT_RUFF, GATE_PYTHON_PARSE, GATE_TESTS_PASS
+from tests.support.builders import gate
 
-PARSED = GateOutcome(id=GATE_PYTHON_PARSE, outcome="pass")
-FAILED = GateOutcome(id=GATE_TESTS_PASS, outcome="fail", detail="2 failed")
-LINT_ERROR = GateOutcome(id=GATE_LINT_RUFF, outcome="error", required=True)
-HARD = (GATE_PYTHON_PARSE, GATE_TESTS_PASS)
+# Outcomes as the checks record them; only the lint error marks itself required.
+PARSED = gate(GATE_PYTHON_PARSE, required=False)
+FAILED = gate(GATE_TESTS_PASS, "fail", required=False, detail="2 failed")
+LINT_ERROR = gate(GATE_LINT_RUFF, "error")
+HARD = DEFAULT_HARD_GATES
 
 
 def test_required_gates_are_the_listed_and_the_recorded_ones() -> None:

@@ -23,7 +23,7 @@ from jurat.judges._destinations import (
 )
 from jurat.models import EvidenceBundle, JudgeConfig, Policy
 from jurat.runner import check_destinations as intake_check
-from tests.judges.conftest import PASSING, artifact, judge, policy
+from tests.support.builders import artifact, gates, judge, policy
 from tests.support.fake_openai import FakeOpenAI, FakeRequest, echo_judge
 
 ART = artifact()
@@ -115,19 +115,19 @@ def test_allowed_entries_are_local_names_provider_names_or_urls() -> None:
 
 
 def claude(**kwargs: Any) -> JudgeConfig:
-    return judge("anthropic", model="claude-test", api_key_env="JURAT_TEST_ANTHROPIC",
+    return judge(provider="anthropic", model="claude-test", api_key_env="JURAT_TEST_ANTHROPIC",
                  samples=1, timeout_s=5, **kwargs)
 
 
 def gpt(**kwargs: Any) -> JudgeConfig:
-    return judge("openai-compat", model="gpt-test", api_key_env="JURAT_TEST_OPENAI",
+    return judge(provider="openai-compat", model="gpt-test", api_key_env="JURAT_TEST_OPENAI",
                  samples=1, timeout_s=5, **kwargs)
 
 
 def test_endpoints_are_resolved_by_jurat() -> None:
-    assert endpoint(judge("sim")) == "sim"
-    assert endpoint(judge("stub:always-yes")) == "stub"
-    assert endpoint(judge("replay")) == "replay"
+    assert endpoint(judge(provider="sim")) == "sim"
+    assert endpoint(judge(provider="stub:always-yes")) == "stub"
+    assert endpoint(judge(provider="replay")) == "replay"
     assert endpoint(claude()) == "https://api.anthropic.com"
     assert endpoint(gpt()) == "https://api.openai.com/v1"
     assert endpoint(gpt(base_url="HTTP://127.0.0.1:80/v1/")) == "http://127.0.0.1/v1"
@@ -152,16 +152,16 @@ def test_an_unknown_provider_has_no_endpoint_and_fails_closed() -> None:
         (("https://api.anthropic.com",), claude(), True),
         (("http://127.0.0.1:9",), claude(), False),
         (("http://127.0.0.1:9/v1",), gpt(), False),
-        (("sim",), judge("sim"), True),
-        (("stub",), judge("sim"), False),
-        (("SIM",), judge("sim"), True),
-        (("stub",), judge("stub:always-yes"), True),
+        (("sim",), judge(provider="sim"), True),
+        (("stub",), judge(provider="sim"), False),
+        (("SIM",), judge(provider="sim"), True),
+        (("stub",), judge(provider="stub:always-yes"), True),
     ],
 )
 def test_intake_and_engine_decide_alike(
     allowed: tuple[str, ...], config: JudgeConfig, ok: bool
 ) -> None:
-    pol = policy("rubric", config, allowed_destinations=allowed)
+    pol = policy("rubric", judges=config, allowed_destinations=allowed)
 
     def engine_check(pol: Policy) -> None:
         Engine()._check(pol, set())  # what run_samples does before the first request
@@ -175,8 +175,8 @@ def test_intake_and_engine_decide_alike(
 
 
 def test_the_refusal_names_field_endpoint_and_fix() -> None:
-    pol = policy("rubric", judge("sim", id="S"), claude(id="C"),
-                  allowed_destinations=("sim", "http://127.0.0.1:9"))
+    pol = policy("rubric", judges=(judge("S"), claude(id="C")),
+                 allowed_destinations=("sim", "http://127.0.0.1:9"))
     with pytest.raises(DestinationError) as info:
         check_destinations(pol, source="c.toml")
     message = str(info.value)
@@ -185,8 +185,9 @@ def test_the_refusal_names_field_endpoint_and_fix() -> None:
 
 
 def test_a_subject_is_checked_like_a_judge() -> None:
-    pol = policy("criteria", judge("stub:always-yes"), subject=gpt(base_url="http://10.0.0.1/v1"),
-                 subject_prompt="{input}", allowed_destinations=("stub",))
+    pol = policy("criteria", judges=judge(provider="stub:always-yes"),
+                 subject=gpt(base_url="http://10.0.0.1/v1"), subject_prompt="{input}",
+                 allowed_destinations=("stub",))
     with pytest.raises(DestinationError, match="subject.base_url"):
         check_destinations(pol)
 
@@ -236,8 +237,8 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 async def _votes(config: JudgeConfig, allowed: tuple[str, ...]) -> list[Any]:
     engine = Engine(backoff_s=0.001)
     try:
-        pol = policy("rubric", config, allowed_destinations=allowed)
-        return await run_samples(pol, ART, EMPTY, PASSING, engine=engine)
+        pol = policy("rubric", judges=config, allowed_destinations=allowed)
+        return await run_samples(pol, ART, EMPTY, gates(), engine=engine)
     finally:
         await engine.aclose()
 

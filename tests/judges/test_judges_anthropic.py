@@ -9,8 +9,8 @@ import pytest
 
 from jurat.errors import ConfigError
 from jurat.judges import Engine, run_samples
-from jurat.models import EvidenceBundle
-from tests.judges.conftest import PASSING, artifact, judge, pair, policy
+from jurat.models import EvidenceBundle, JudgeConfig
+from tests.support.builders import artifact, gates, judge, pair, policy
 from tests.support.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -28,10 +28,10 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JURAT_TEST_ANTHROPIC", "sk-ant-test")
 
 
-def claude(fake: FakeOpenAI, **kwargs: Any) -> Any:
+def claude(fake: FakeOpenAI, **kwargs: Any) -> JudgeConfig:
     kwargs.setdefault("samples", 1)
     return judge(
-        "anthropic",
+        provider="anthropic",
         model="claude-test",
         base_url=fake.root,
         api_key_env="JURAT_TEST_ANTHROPIC",
@@ -68,7 +68,7 @@ async def run(fake: FakeOpenAI, *replies: Reply, **kwargs: Any) -> list[Any]:
     engine = Engine(backoff_s=0.001)
     try:
         return await run_samples(
-            policy("rubric", claude(fake, **kwargs)), ART, EMPTY, PASSING, engine=engine
+            policy("rubric", judges=claude(fake, **kwargs)), ART, EMPTY, gates(), engine=engine
         )
     finally:
         await engine.aclose()
@@ -134,7 +134,7 @@ async def test_equivalence_uses_text_blocks(fake: FakeOpenAI) -> None:
     text = "DECISION: DIFFERENT\nREASON: 3 is not 4\nNUMERIC_A: 3\nNUMERIC_B: 4"
     fake.push(anthropic_message([{"type": "text", "text": text}], stop_reason="end_turn"))
     engine = Engine()
-    pol = policy("equivalence", claude(fake))
+    pol = policy("equivalence", judges=claude(fake), samples=1)
     votes = await run_samples(pol, pair("3", "4"), EMPTY, (), engine=engine)
     await engine.aclose()
     assert votes[0].answer is not None and votes[0].answer["decision"] == "DIFFERENT"

@@ -6,18 +6,13 @@ import pytest
 
 from jurat.judges import OrderedAnswer, order_reversal, presentation_order
 from jurat.models import Vote
+from tests.support import builders
 
 
 def vote(judge: str, k: int, order: str, preference: str | None) -> Vote:
-    answer = None if preference is None else {"preference": preference}
-    return Vote(
-        judge=judge,
-        criterion="pairwise",
-        sample=k,
-        order=order,
-        answer=answer,
-        error=None if answer else "timeout",
-    )
+    """A pairwise sample as presented in ``order``; no preference is a timed-out sample."""
+    answer = None if preference is None else builders.arcv(preference=preference)
+    return builders.vote(judge, k, answer, "pairwise", order=order, error="timeout")
 
 
 def answers(*votes: Vote) -> list[OrderedAnswer]:

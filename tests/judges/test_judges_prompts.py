@@ -18,7 +18,7 @@ from jurat.judges import (
     render_equivalence,
 )
 from jurat.models import GATE_TESTS_PASS, Criterion, EvidenceBundle, EvidenceItem
-from tests.judges.conftest import FAILING, RUBRIC, artifact, pair
+from tests.support.builders import SEED_RUBRIC, artifact, gates, pair
 
 # Seed 002 §4, copied from the seed: the template must keep this text exactly.
 SEED_002_PROMPT = "\n".join(
@@ -157,11 +157,11 @@ def test_decision_prompt_carries_digest_gates_evidence_and_delimited_content() -
             ),
         )
     )
-    one = render_decision(RUBRIC, art, bundle, FAILING)
-    two = render_decision(RUBRIC, art, bundle, FAILING)
+    one = render_decision(SEED_RUBRIC, art, bundle, gates(False))
+    two = render_decision(SEED_RUBRIC, art, bundle, gates(False))
     assert one.prompt_id == "jurat/judge-decision@1"
     assert f"artifact_sha256 to echo: {art.sha256}" in one.user
-    assert "- tests.pass: fail (2 failed) [hard gate]" in one.user
+    assert "- tests.pass: fail (1 of 3 failed) [hard gate, evidence [1]]" in one.user
     assert "[1] tests (pytest 8.4" in one.user
     nonce = re.search(r"<<<CANDIDATE A ([0-9a-f]{16})>>>", one.user)
     assert nonce is not None
@@ -176,11 +176,11 @@ def test_decision_prompt_carries_digest_gates_evidence_and_delimited_content() -
 
 def test_pairwise_presents_in_the_drawn_order() -> None:
     p = pair("ANSWER-ONE", "ANSWER-TWO")
-    ab = render_decision(RUBRIC, p, EvidenceBundle(), (), order="AB").user
-    ba = render_decision(RUBRIC, p, EvidenceBundle(), (), order="BA").user
+    ab = render_decision(SEED_RUBRIC, p, EvidenceBundle(), (), order="AB").user
+    ba = render_decision(SEED_RUBRIC, p, EvidenceBundle(), (), order="BA").user
     assert ab.index("ANSWER-ONE") < ab.index("ANSWER-TWO")
     assert ba.index("ANSWER-TWO") < ba.index("ANSWER-ONE")
-    assert render_decision(RUBRIC, p, EvidenceBundle(), (), order="BA").prompt_id == (
+    assert render_decision(SEED_RUBRIC, p, EvidenceBundle(), (), order="BA").prompt_id == (
         "jurat/pairwise-decision@1"
     )
 
@@ -197,8 +197,8 @@ def test_truth_never_reaches_a_prompt() -> None:
     single = artifact(truth=MARKER)
     both = pair("a", "b", truth=MARKER)
     prompts = [
-        render_decision(RUBRIC, single, EvidenceBundle(), ()),
-        render_decision(RUBRIC, both, EvidenceBundle(), (), order="AB"),
+        render_decision(SEED_RUBRIC, single, EvidenceBundle(), ()),
+        render_decision(SEED_RUBRIC, both, EvidenceBundle(), (), order="AB"),
         render_criterion(Criterion(id="c", text="?"), single),
         render_equivalence(both),
     ]

@@ -21,7 +21,16 @@ from jurat.judges import (
     run_samples,
 )
 from jurat.models import EvidenceBundle, Vote
-from tests.judges.conftest import PASSING, artifact, judge, pair, policy
+from tests.support.builders import (
+    arcv,
+    artifact,
+    criterion_answer,
+    gates,
+    judge,
+    pair,
+    policy,
+    vote,
+)
 from tests.support.fake_openai import FakeOpenAI, completion, reply_json
 
 EMPTY = EvidenceBundle()
@@ -33,20 +42,22 @@ def _without_timing(votes: list[Vote]) -> list[Vote]:
 
 async def test_replay_reproduces_the_recorded_votes(fake: FakeOpenAI, tmp_path: Path) -> None:
     path = tmp_path / "raw.ndjson"
-    live = judge("openai-compat", id="J", base_url=fake.url, model="m", samples=4, seed=3)
+    live = judge("J", "openai-compat", base_url=fake.url, model="m", samples=4, seed=3)
     fake.push(reply_json({}, status=503), completion("{broken"))
     recording = Engine(recorder=ReplayRecorder(path), backoff_s=0.001)
     p = pair("first", "second")
-    recorded = await run_samples(policy("pairwise", live), p, EMPTY, PASSING, engine=recording)
+    recorded = await run_samples(
+        policy("pairwise", judges=live), p, EMPTY, gates(), engine=recording
+    )
     await recording.aclose()
     assert fake.requests == 5
     assert sorted(str(v.error) for v in recorded).count("malformed_json") == 1
     assert max(v.attempts for v in recorded) == 2
     assert len(path.read_text().splitlines()) == 5  # one line per attempt
 
-    replay = judge("replay", id="J", samples=4, seed=3, replay_file=str(path))
+    replay = judge("J", "replay", samples=4, seed=3, replay_file=str(path))
     replayed = await run_samples(
-        policy("pairwise", replay), p, EMPTY, PASSING, engine=Engine(backoff_s=0.001)
+        policy("pairwise", judges=replay), p, EMPTY, gates(), engine=Engine(backoff_s=0.001)
     )
     assert fake.requests == 5  # nothing went to the network
     assert _without_timing(replayed) == _without_timing(recorded)
@@ -55,29 +66,27 @@ async def test_replay_reproduces_the_recorded_votes(fake: FakeOpenAI, tmp_path: 
 async def test_replay_without_a_recording_is_an_error_vote(tmp_path: Path) -> None:
     path = tmp_path / "empty.ndjson"
     path.write_text("")
-    pol = policy("rubric", judge("replay", samples=1, replay_file=str(path)))
-    votes = await run_samples(pol, artifact(), EMPTY, PASSING, engine=Engine())
+    pol = policy("rubric", judges=judge(provider="replay", samples=1, replay_file=str(path)))
+    votes = await run_samples(pol, artifact(), EMPTY, gates(), engine=Engine())
     assert votes[0].error == "replay_missing"
-    missing = policy("rubric", judge("replay", replay_file=str(tmp_path / "nope.ndjson")))
+    nowhere = judge(provider="replay", replay_file=str(tmp_path / "nope.ndjson"))
+    missing = policy("rubric", judges=nowhere)
     with pytest.raises(ConfigError, match="cannot read"):
-        await run_samples(missing, artifact(), EMPTY, PASSING, engine=Engine())
+        await run_samples(missing, artifact(), EMPTY, gates(), engine=Engine())
 
 
 def test_cost_per_phase_with_the_judge_multiplier() -> None:
     priced = judge(
+        "P",
         "openai-compat",
-        id="P",
         base_url="http://x/v1",
         price_in_per_mtok=0.27,
         price_out_per_mtok=1.10,
     )
     votes = [
-        Vote(
-            judge="P",
-            criterion=c,
-            sample=k,
-            usage={"input_tokens": 1000, "output_tokens": 200},
-            attempts=1 + (k == 0),
+        vote(
+            "P", k, criterion_answer("yes"), c,
+            usage={"input_tokens": 1000, "output_tokens": 200}, attempts=1 + (k == 0),
         )
         for c in ("a", "b")
         for k in range(5)
@@ -109,13 +118,13 @@ def test_cost_per_phase_with_the_judge_multiplier() -> None:
 
 
 def test_unknown_prices_give_null_not_zero() -> None:
-    unpriced = judge("openai-compat", id="U", base_url="http://x/v1")
-    votes = [Vote(judge="U", criterion="rubric", sample=0, usage={"input_tokens": 5})]
+    unpriced = judge("U", "openai-compat", base_url="http://x/v1")
+    votes = [vote("U", 0, arcv(), usage={"input_tokens": 5})]
     summary = cost_summary(votes, [unpriced])
     assert summary.phases[-1].usd is None and summary.total.usd is None
     # no tokens spent (a sim, or only errors): zero is known exactly
     assert (
-        cost_summary([Vote(judge="U", criterion="rubric", sample=0)], [unpriced]).total.usd == 0.0
+        cost_summary([vote("U", 0, None, error="timeout")], [unpriced]).total.usd == 0.0
     )
 
 
@@ -125,11 +134,13 @@ async def test_telemetry_events_go_through_opentelemetry(tmp_path: Path) -> None
     telemetry = SampleTelemetry(path, exporter=exporter)
     pol = policy(
         "rubric",
-        judge("stub:parse-error", id="E", samples=2),
-        judge(id="S", samples=3, reliability=1.0),
+        judges=(
+            judge("E", "stub:parse-error", samples=2),
+            judge("S", samples=3, reliability=1.0),
+        ),
     )
     await run_samples(
-        pol, artifact(truth="accept"), EMPTY, PASSING, telemetry=telemetry, engine=Engine()
+        pol, artifact(truth="accept"), EMPTY, gates(), telemetry=telemetry, engine=Engine()
     )
     telemetry.close()
     records = exporter.get_finished_logs()
@@ -146,12 +157,11 @@ def test_agreement_so_far_tracks_each_criterion() -> None:
     telemetry = SampleTelemetry()
     shares = []
     for k, verdict in enumerate(["no", "no", "yes", "no"]):
-        vote = Vote(
-            judge="A", criterion="c", sample=k, answer={"verdict": verdict, "explanation": ""}
-        )
-        shares.append(telemetry.sample("x", vote, of=4, label=verdict)["agreement_so_far"])
+        sample = vote("A", k, criterion_answer(verdict), "c")
+        shares.append(telemetry.sample("x", sample, of=4, label=verdict)["agreement_so_far"])
     assert shares == [1.0, 1.0, pytest.approx(2 / 3, abs=1e-6), 0.75]
-    other = telemetry.sample("y", Vote(judge="A", criterion="c", sample=0), of=4, label="unsure")
+    errored = vote("A", 0, None, "c", error="timeout")
+    other = telemetry.sample("y", errored, of=4, label="unsure")
     assert other["agreement_so_far"] == 1.0  # another artifact starts its own tally
     telemetry.close()
 
@@ -160,8 +170,9 @@ async def test_slow_drip_bodies_cannot_outlast_the_timeout(fake: FakeOpenAI) -> 
     fake.push(
         completion("DECISION: EQUIVALENT\nREASON: r\nNUMERIC_A: 1\nNUMERIC_B: 1", trickle_s=0.02)
     )
-    config = judge("openai-compat", base_url=fake.url, model="m", timeout_s=0.3, retries=0)
-    pol = policy("equivalence", config)
+    config = judge(provider="openai-compat", base_url=fake.url, model="m", timeout_s=0.3,
+                   retries=0)
+    pol = policy("equivalence", judges=config, samples=3)
     engine = Engine()
     votes = await run_samples(pol, pair("1", "1"), EMPTY, (), engine=engine)
     await engine.aclose()

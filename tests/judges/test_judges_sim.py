@@ -15,9 +15,10 @@ from jurat.fold import (
     fold_criterion,
     stability_gate,
 )
-from jurat.judges import Engine, run_samples, sim_label
-from jurat.models import CriteriaSuite, Criterion, EvidenceBundle, JudgeConfig
-from tests.judges.conftest import FAILING, PASSING, artifact, judge, pair, policy
+from jurat.judges import Engine, SimJudge, run_samples, sim_label
+from jurat.models import Criterion, EvidenceBundle, JudgeConfig
+from tests.support.builders import artifact, criteria_suite, gates, judge, pair, policy
+from tests.support.clock import FakeClock
 
 ITEMS = 20_000
 N, QUORUM, RELIABILITY = 5, 0.8, 0.85
@@ -38,12 +39,8 @@ def test_false_block_rate_matches_the_binomial_and_correlation_raises_it() -> No
     expected = false_block_probability(N, QUORUM, 1 - RELIABILITY)
     assert round(expected, 4) == 0.0022  # seed 001: "the binomial majority-error ~ 0.0022"
     low, high = binom.interval(0.99, ITEMS, expected)
-    independent = false_blocks(
-        JudgeConfig(id="S", provider="sim", seed=11, reliability=RELIABILITY)
-    )
-    correlated = false_blocks(
-        JudgeConfig(id="S", provider="sim", seed=11, reliability=RELIABILITY, correlation=0.1)
-    )
+    independent = false_blocks(judge("S", seed=11, reliability=RELIABILITY))
+    correlated = false_blocks(judge("S", seed=11, reliability=RELIABILITY, correlation=0.1))
     print(
         f"\nfalse-block rate over {ITEMS} items: independent {independent / ITEMS:.4f} "
         f"({independent} blocks), correlation 0.1 {correlated / ITEMS:.4f} ({correlated} blocks); "
@@ -58,7 +55,7 @@ def test_false_block_rate_matches_the_binomial_and_correlation_raises_it() -> No
 
 
 def test_declared_reliability_and_correlation_are_what_samples_show() -> None:
-    config = JudgeConfig(id="S", provider="sim", seed=3, reliability=0.7, correlation=0.5)
+    config = judge("S", seed=3, reliability=0.7, correlation=0.5)
     right = Counter[bool]()
     both_wrong = 0
     pairs = 4000
@@ -74,7 +71,7 @@ def test_declared_reliability_and_correlation_are_what_samples_show() -> None:
 
 
 def test_draws_do_not_depend_on_order_or_repetition() -> None:
-    config = JudgeConfig(id="S", provider="sim", seed=9, reliability=0.6)
+    config = judge("S", seed=9, reliability=0.6)
     forward = [sim_label(config, "x", "c", k, "pairwise", "A") for k in range(50)]
     backward = [sim_label(config, "x", "c", k, "pairwise", "A") for k in reversed(range(50))]
     assert forward == backward[::-1]
@@ -87,43 +84,43 @@ def test_draws_do_not_depend_on_order_or_repetition() -> None:
 
 
 async def test_sim_votes_are_reproducible_through_the_engine() -> None:
-    pol = policy("rubric", judge(samples=7, seed=4, reliability=0.6))
+    pol = policy("rubric", judges=judge(samples=7, seed=4, reliability=0.6))
     art = artifact(truth="accept")
-    first = await run_samples(pol, art, EMPTY, PASSING, engine=Engine())
-    second = await run_samples(pol, art, EMPTY, PASSING, engine=Engine())
+    first = await run_samples(pol, art, EMPTY, gates(), engine=Engine())
+    second = await run_samples(pol, art, EMPTY, gates(), engine=Engine())
     strip = [v.model_copy(update={"latency_ms": 0, "dispatch_ms": 0}) for v in first]
     assert strip == [v.model_copy(update={"latency_ms": 0, "dispatch_ms": 0}) for v in second]
     assert {v.answer["disposition"] for v in first if v.answer} == {"accept", "reject"}
 
 
 async def test_sim_never_accepts_over_failed_gates() -> None:
-    pol = policy("rubric", judge(samples=20, reliability=1.0))
-    votes = await run_samples(pol, artifact(truth="accept"), EMPTY, FAILING, engine=Engine())
+    pol = policy("rubric", judges=judge(samples=20, reliability=1.0))
+    votes = await run_samples(pol, artifact(truth="accept"), EMPTY, gates(False), engine=Engine())
     assert all(v.error is None for v in votes)
     assert {v.answer["disposition"] for v in votes if v.answer} == {"reject"}
     assert {v.answer["hard_gates_pass"] for v in votes if v.answer} == {False}
-    assert decide(pol, FAILING, votes).disposition == "reject"
+    assert decide(pol, gates(False), votes).disposition == "reject"
 
 
 async def test_sim_pairwise_answers_in_presented_order_and_maps_back() -> None:
-    pol = policy("pairwise", judge(samples=30, reliability=1.0, seed=2))
-    votes = await run_samples(pol, pair("x", "y", truth="B"), EMPTY, PASSING, engine=Engine())
+    pol = policy("pairwise", judges=judge(samples=30, reliability=1.0, seed=2))
+    votes = await run_samples(pol, pair("x", "y", truth="B"), EMPTY, gates(), engine=Engine())
     presented = {v.order: v.answer["preference"] for v in votes if v.answer}
     assert presented == {"AB": "B", "BA": "A"}
     assert {canonical_preference(v) for v in votes} == {"B"}
 
 
 async def test_sim_criteria_read_truth_per_criterion() -> None:
-    pol = policy("criteria", judge(reliability=1.0))
-    art = artifact(truth={"cites-sources": "yes", "is-concise": "no"})
+    pol = policy("criteria", judges=judge(reliability=1.0))
+    art = artifact(truth={"c1": "yes", "c2": "no"})  # c1 is the blocker
     votes = await run_samples(pol, art, EMPTY, (), engine=Engine())
     by = {(v.criterion, v.answer["verdict"]) for v in votes if v.answer}
-    assert by == {("cites-sources", "yes"), ("is-concise", "no")}
+    assert by == {("c1", "yes"), ("c2", "no")}
     assert decide(pol, (), votes).rollout == "WARN"
 
 
 async def test_sim_equivalence_and_missing_truth() -> None:
-    pol = policy("equivalence", judge(reliability=1.0))
+    pol = policy("equivalence", judges=judge(reliability=1.0), samples=3)
     votes = await run_samples(pol, pair("1", "2", truth="different"), EMPTY, (), engine=Engine())
     assert {v.answer["decision"] for v in votes if v.answer} == {"DIFFERENT"}
     # no truth: a seeded latent label, the same for every sample at reliability 1
@@ -132,11 +129,10 @@ async def test_sim_equivalence_and_missing_truth() -> None:
 
 
 async def test_sim_error_and_malformed_rates() -> None:
-    items = tuple(Criterion(id=f"c{i}", text="?") for i in range(4))
-    suite = CriteriaSuite(samples=100, blocker_samples=100, items=items)
+    suite = criteria_suite(100, items=[Criterion(id=f"c{i}", text="?") for i in range(4)])
     config = judge(error_rate=0.3, malformed_rate=0.1, retries=0)
     votes = await run_samples(
-        policy("criteria", config, criteria=suite),
+        policy("criteria", judges=config, criteria=suite),
         artifact(truth="yes"),
         EMPTY,
         (),
@@ -147,7 +143,7 @@ async def test_sim_error_and_malformed_rates() -> None:
     assert 0.04 <= kinds["malformed_json"] / 400 <= 0.10  # 10% of the samples that got through
     assert set(kinds) == {None, "http_5xx", "malformed_json"}
     retried = await run_samples(
-        policy("criteria", config.model_copy(update={"retries": 5}), criteria=suite),
+        policy("criteria", judges=config.model_copy(update={"retries": 5}), criteria=suite),
         artifact(truth="yes"),
         EMPTY,
         (),
@@ -161,27 +157,25 @@ async def test_sim_error_and_malformed_rates() -> None:
 async def test_a_truth_label_of_the_wrong_kind_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="not a rubric label"):
         await run_samples(
-            policy("rubric", judge()), artifact(truth="yes"), EMPTY, PASSING, engine=Engine()
+            policy("rubric", judges=judge()), artifact(truth="yes"), EMPTY, gates(), engine=Engine()
         )
 
 
 async def test_sim_latency_is_simulated() -> None:
-    import time
-
-    pol = policy("rubric", judge(samples=4, latency_ms=80))
-    began = time.monotonic()
-    votes = await run_samples(pol, artifact(truth="reject"), EMPTY, PASSING, engine=Engine())
-    assert 0.08 <= time.monotonic() - began < 0.5  # concurrent: about one latency, not four
-    assert all(v.latency_ms >= 79 for v in votes)
+    clock = FakeClock()
+    engine = Engine(factory=lambda config: SimJudge(config, sleep=clock.sleep))
+    pol = policy("rubric", judges=judge(samples=4, latency_ms=80))
+    votes = await run_samples(pol, artifact(truth="reject"), EMPTY, gates(), engine=engine,
+                              clock=clock)
+    assert clock.slept == [0.08] * 4  # every call waits the declared latency, once
+    assert [v.latency_ms for v in votes] == [80] * 4
 
 
 async def test_the_engine_path_draws_exactly_what_sim_label_says() -> None:
     """The 20,000-item statistic uses sim_label directly; the adapter must agree with it."""
     config = judge(seed=11, reliability=RELIABILITY, correlation=0.1)
-    suite = CriteriaSuite(
-        samples=N, blocker_samples=N, items=(Criterion(id="blocker", blocker=True),)
-    )
-    pol = policy("criteria", config, criteria=suite)
+    suite = criteria_suite(N, items=[Criterion(id="blocker", blocker=True)])
+    pol = policy("criteria", judges=config, criteria=suite)
     engine = Engine()
     for i in range(150):
         art = artifact(f"output {i}", truth="yes")

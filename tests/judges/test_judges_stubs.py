@@ -11,7 +11,7 @@ from jurat.fold import decide
 from jurat.judges import Engine, make_judge, run_samples
 from jurat.judges._stubs import last_number
 from jurat.models import STUB_NAMES, EquivalencePolicy, EvidenceBundle
-from tests.judges.conftest import FAILING, PASSING, artifact, judge, pair, policy
+from tests.support.builders import artifact, gates, judge, pair, policy
 from tests.support.fake_openai import FakeOpenAI, completion
 
 EMPTY = EvidenceBundle()
@@ -21,7 +21,7 @@ async def equivalence(
     stub: str, a: str, b: str, **settings: object
 ) -> tuple[object, list[str | None]]:
     eq = EquivalencePolicy(votes=3, min_agreement=3, **settings)  # type: ignore[arg-type]
-    pol = policy("equivalence", judge(f"stub:{stub}"), equivalence=eq)
+    pol = policy("equivalence", judges=judge(provider=f"stub:{stub}"), equivalence=eq)
     votes = await run_samples(pol, pair(a, b), EMPTY, (), engine=Engine())
     decisions = [v.answer["decision"] if v.answer else v.error for v in votes]
     return decide(pol, (), votes).equivalent, decisions
@@ -60,11 +60,11 @@ async def test_falsification_conditions_do_not_fire() -> None:
 async def test_a_two_one_split_is_null_under_unanimity(fake: FakeOpenAI) -> None:
     """Seed 002 §8: a 2-1 split with votes = 3 and min_agreement = 3 gives null."""
     lines = "DECISION: {}\nREASON: r\nNUMERIC_A: 1\nNUMERIC_B: 1"
-    config = judge("openai-compat", base_url=fake.url, model="m")
+    config = judge(provider="openai-compat", base_url=fake.url, model="m")
     for min_agreement, expected in ((3, None), (2, True)):
         fake.push(*(completion(lines.format(d)) for d in ("EQUIVALENT", "DIFFERENT", "EQUIVALENT")))
         eq = EquivalencePolicy(votes=3, min_agreement=min_agreement)
-        pol = policy("equivalence", config, equivalence=eq)
+        pol = policy("equivalence", judges=config, equivalence=eq)
         engine = Engine()
         votes = await run_samples(pol, pair("1", "1.0"), EMPTY, (), engine=engine)
         await engine.aclose()
@@ -82,26 +82,26 @@ async def test_a_two_one_split_is_null_under_unanimity(fake: FakeOpenAI) -> None
 
 
 async def test_always_accept_cannot_get_past_failed_gates() -> None:
-    pol = policy("rubric", judge("stub:always-accept", samples=3))
-    votes = await run_samples(pol, artifact(), EMPTY, FAILING, engine=Engine())
+    pol = policy("rubric", judges=judge(provider="stub:always-accept", samples=3))
+    votes = await run_samples(pol, artifact(), EMPTY, gates(False), engine=Engine())
     assert {v.error for v in votes} == {"accept_with_failed_gates"}
-    assert decide(pol, FAILING, votes).disposition == "reject"
-    passing = await run_samples(pol, artifact(), EMPTY, PASSING, engine=Engine())
+    assert decide(pol, gates(False), votes).disposition == "reject"
+    passing = await run_samples(pol, artifact(), EMPTY, gates(), engine=Engine())
     assert {v.answer["disposition"] for v in passing if v.answer} == {"accept"}
 
 
 async def test_bias_stubs_for_criteria_and_rubric() -> None:
-    crit = policy("criteria", judge("stub:always-no"))
+    crit = policy("criteria", judges=judge(provider="stub:always-no"))
     votes = await run_samples(crit, artifact(), EMPTY, (), engine=Engine())
     assert {v.answer["verdict"] for v in votes if v.answer} == {"no"}
     assert decide(crit, (), votes).rollout == "BLOCK"
-    yes = policy("criteria", judge("stub:always-yes"))
+    yes = policy("criteria", judges=judge(provider="stub:always-yes"))
     assert (
         decide(yes, (), await run_samples(yes, artifact(), EMPTY, (), engine=Engine())).rollout
         == "SHIP"
     )
-    rej = policy("rubric", judge("stub:always-reject"))
-    votes = await run_samples(rej, artifact(), EMPTY, PASSING, engine=Engine())
+    rej = policy("rubric", judges=judge(provider="stub:always-reject"))
+    votes = await run_samples(rej, artifact(), EMPTY, gates(), engine=Engine())
     assert {v.answer["disposition"] for v in votes if v.answer} == {"reject"}
 
 
@@ -121,7 +121,7 @@ SUPPORTS = {
 
 @pytest.mark.parametrize("name", STUB_NAMES)
 def test_every_stub_declares_what_it_judges(name: str) -> None:
-    stub = make_judge(judge(f"stub:{name}"))
+    stub = make_judge(judge(provider=f"stub:{name}"))
     assert stub.reproducible
     kinds = {k for k in ("rubric", "pairwise", "criterion", "equivalence") if stub.supports(k)}
     assert kinds == SUPPORTS[name]
@@ -137,4 +137,4 @@ def test_last_number() -> None:
 def test_missing_anthropic_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(DependencyError, match=r"pip install 'jurat\[anthropic\]'"):
-        make_judge(judge("anthropic", model="claude-x"))
+        make_judge(judge(provider="anthropic", model="claude-x"))

@@ -10,6 +10,7 @@ import pytest
 
 from jurat.judges import EndpointLimiter, TokenBucket
 from jurat.judges._transport import PlainHTTPTransport, ResponseTooLarge
+from tests.support.clock import FakeClock
 
 
 async def serve(
@@ -145,21 +146,8 @@ async def test_refused_connection_is_a_connect_error(client: httpx2.AsyncClient)
 # -- rate limits ----------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
 async def test_token_bucket_paces_and_settles() -> None:
-    clock = Clock()
+    clock = FakeClock()
     bucket = TokenBucket(60, clock=clock, sleep=clock.sleep)  # 1 per second, bucket of 10
     assert bucket.capacity == 10
     for _ in range(10):
@@ -175,7 +163,7 @@ async def test_token_bucket_paces_and_settles() -> None:
 
 
 async def test_endpoint_limiter_bounds_concurrency_and_tokens() -> None:
-    clock = Clock()
+    clock = FakeClock()
     limiter = EndpointLimiter(2, rpm=None, tpm=600, clock=clock, sleep=clock.sleep)
     inside = 0
     peak = 0

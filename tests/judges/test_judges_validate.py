@@ -21,7 +21,7 @@ from jurat.judges import (
     validate_answer,
 )
 from jurat.models import GATE_LINT_RUFF, GATE_TESTS_PASS, GateOutcome
-from tests.judges.conftest import FAILING, PASSING, RUBRIC
+from tests.support.builders import SEED_RUBRIC, gate, gates
 from tests.support.fake_openai import arcv_decision
 
 D = "ab" * 32
@@ -32,8 +32,8 @@ SEED_SCHEMA_DIGEST = "b5d8a857c469649220503e77a1ca61c40b9bcd22845e1ed514e865520f
 def check(kind: str, text: str, **kwargs: Any) -> dict[str, Any]:
     kwargs.setdefault("artifact_sha256", D)
     kwargs.setdefault("bundle_size", 3)
-    kwargs.setdefault("gates", PASSING)
-    kwargs.setdefault("hard_gates", RUBRIC.hard_gates)
+    kwargs.setdefault("gates", gates())
+    kwargs.setdefault("hard_gates", SEED_RUBRIC.hard_gates)
     return validate_answer(kind, text, **kwargs)
 
 
@@ -130,7 +130,7 @@ def test_valid_decision_is_returned_as_given() -> None:
         ({"artifact_sha256": "cd" * 32}, {}, "digest_mismatch"),
         ({"evidence_indices": [0, 3]}, {}, "bad_evidence_index"),
         ({}, {"bundle_size": 0}, "bad_evidence_index"),
-        ({}, {"gates": FAILING}, "accept_with_failed_gates"),
+        ({}, {"gates": gates(False)}, "accept_with_failed_gates"),
         ({}, {"gates": ()}, "accept_with_failed_gates"),
         ({"preference": "tie"}, {}, "bad_preference"),
         ({"disposition": "maybe"}, {}, "schema_violation"),
@@ -143,29 +143,29 @@ def test_semantic_rules(overrides: dict[str, Any], kwargs: dict[str, Any], kind:
 
 def test_failed_gates_still_allow_an_honest_rejection() -> None:
     answer = arcv_decision(D, disposition="reject", hard_gates_pass=False)
-    assert check("rubric", json.dumps(answer), gates=FAILING)["disposition"] == "reject"
+    assert check("rubric", json.dumps(answer), gates=gates(False))["disposition"] == "reject"
     # the model's claim about gates is not trusted either way: only acceptance is refused
     lying = arcv_decision(D, disposition="escalate", hard_gates_pass=True)
-    assert check("rubric", json.dumps(lying), gates=FAILING)["disposition"] == "escalate"
+    assert check("rubric", json.dumps(lying), gates=gates(False))["disposition"] == "escalate"
 
 
 def test_gates_marked_required_count_even_when_not_listed() -> None:
-    gates = (*PASSING, GateOutcome(id=GATE_LINT_RUFF, outcome="error", required=True))
-    assert hard_gates_pass(gates, RUBRIC.hard_gates) is False
-    assert hard_gates_pass(PASSING, RUBRIC.hard_gates) is True
+    lint_error = [*gates(), gate(GATE_LINT_RUFF, "error")]
+    assert hard_gates_pass(lint_error, SEED_RUBRIC.hard_gates) is False
+    assert hard_gates_pass(gates(), SEED_RUBRIC.hard_gates) is True
     assert hard_gates_pass((), ()) is True
 
 
-@pytest.mark.parametrize("gates", [PASSING, FAILING, ()])
+@pytest.mark.parametrize("outcomes", [gates(), gates(False), []])
 def test_the_validator_refuses_an_accept_exactly_when_the_fold_vetoes(
-    gates: tuple[GateOutcome, ...],
+    outcomes: list[GateOutcome],
 ) -> None:
-    veto = gate_veto(RUBRIC.hard_gates, gates)
+    veto = gate_veto(SEED_RUBRIC.hard_gates, outcomes)
     accepted = json.dumps(arcv_decision(D))
     if veto.passed:
-        assert check("rubric", accepted, gates=gates)["disposition"] == "accept"
+        assert check("rubric", accepted, gates=outcomes)["disposition"] == "accept"
     else:
-        assert kind_of("rubric", accepted, gates=gates) == "accept_with_failed_gates"
+        assert kind_of("rubric", accepted, gates=outcomes) == "accept_with_failed_gates"
         assert GATE_TESTS_PASS in veto.failed
 
 
@@ -238,8 +238,8 @@ def test_interpret_reads_the_envelope_first() -> None:
     kwargs: dict[str, Any] = {
         "artifact_sha256": D,
         "bundle_size": 1,
-        "gates": PASSING,
-        "hard_gates": RUBRIC.hard_gates,
+        "gates": gates(),
+        "hard_gates": SEED_RUBRIC.hard_gates,
     }
     assert interpret(RawResponse(text=good, finish="stop"), "rubric", **kwargs)["disposition"]
     for raw, kind in [
@@ -276,7 +276,7 @@ def test_no_mutation_of_a_decision_is_accepted_unless_it_is_valid(extra: dict[st
     """Whatever replaces fields of a valid answer, an accepted result satisfies every rule."""
     answer = {**arcv_decision(D), **extra}
     try:
-        result = check("rubric", json.dumps(answer), gates=FAILING)
+        result = check("rubric", json.dumps(answer), gates=gates(False))
     except JudgeOutputError:
         return
     assert result["disposition"] != "accept"  # the gates failed: acceptance is never valid

@@ -22,7 +22,8 @@ from jurat.models import Decision, tone_of
 from jurat.report._report import load_receipt_files, render_report
 from jurat.report._report_stats import running_agreement
 from jurat.style import TONE_HEX
-from tests.report.receipt_builder import SCRIPT, all_receipts, bundle, real_statement
+from tests.report.receipt_builder import SCRIPT, all_receipts, bundle
+from tests.support.builders import rubric_case, statement_for
 
 EXPECTED = {
     "r-good": "accept",
@@ -382,12 +383,12 @@ def test_load_receipt_files_refuses_bad_bundles(tmp_path: Path, content: str, me
 
 
 def test_printed_verify_command_verifies_a_real_signed_receipt(tmp_path: Path) -> None:
-    from jurat.receipts import build_statement, keygen, load_private_key, sign_statement
+    from jurat.receipts import keygen, load_private_key, sign_statement
 
     key, pub = keygen(tmp_path / "keys")
     out = tmp_path / "out dir"  # a space: the command must quote it
     out.mkdir()
-    signed = real_statement(build_statement)
+    signed = statement_for(*rubric_case())  # made by jurat.receipts itself, accepted
     (out / "c1.sigstore.json").write_bytes(sign_statement(signed, load_private_key(key)))
     page = parse(render_report(load_receipt_files(out, key_path=pub)))
     assert _decision_rows(page)[0].attrs["data-outcome"] == "accept"

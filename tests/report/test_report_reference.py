@@ -8,22 +8,16 @@ REASON / NUMERIC_B; the report is contributor-visible and must not show it.
 from __future__ import annotations
 
 from jurat.checks import deterministic_equivalence
-from jurat.models import (
-    GATE_EQUIVALENCE_DETERMINISTIC,
-    EquivalencePolicy,
-    GateOutcome,
-    JudgeConfig,
-    Policy,
-    Vote,
-)
+from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, EquivalencePolicy
 from jurat.report._report import render_report
 from tests.report.receipt_builder import statement
+from tests.support.builders import gate, policy, vote
 
-POLICY = Policy(
+POLICY = policy(
+    "equivalence",
     id="gold",
-    kind="equivalence",
+    judges="E",
     equivalence=EquivalencePolicy(votes=2, min_agreement=1),
-    judges=(JudgeConfig(id="E", provider="sim"),),
 )
 A = "So he had 250,000-50,000=$200,000 left\nA: 200,000"
 GOLD = "So he has 100,000-60,000=$40,000 leftover\nA: 40,000"
@@ -36,17 +30,19 @@ def _render(*statements: dict[str, object]) -> str:
 
 def test_an_old_receipt_shows_neither_the_gold_gate_detail_nor_the_judge_reason() -> None:
     check = deterministic_equivalence(A, GOLD)
-    old_gate = GateOutcome(
-        id=GATE_EQUIVALENCE_DETERMINISTIC,
-        outcome="fail",
+    old_gate = gate(
+        GATE_EQUIVALENCE_DETERMINISTIC,
+        "fail",
+        required=False,
         tool="math-verify",
         detail=check.detail,
         data={"rule": "jurat.answers/v1", "b_value": check.b_value, "method": check.method},
     )
     assert "40,000" in old_gate.detail  # what an earlier jurat wrote
-    skipped = GateOutcome(
-        id=GATE_EQUIVALENCE_DETERMINISTIC,
-        outcome="skip",
+    skipped = gate(
+        GATE_EQUIVALENCE_DETERMINISTIC,
+        "skip",
+        required=False,
         tool="math-verify",
         detail="a '200,000' = 200000, b '40,000' = 40000: rounding",
     )
@@ -57,13 +53,7 @@ def test_an_old_receipt_shows_neither_the_gold_gate_detail_nor_the_judge_reason(
         "numeric_b": "40000",
     }
     votes = [
-        Vote(
-            judge="E",
-            criterion="equivalence",
-            sample=k,
-            prompt_id="invariance-checker/judge/v1@1",
-            answer=answer,
-        )
+        vote("E", k, answer, "equivalence", prompt_id="invariance-checker/judge/v1@1")
         for k in range(2)
     ]
     html = _render(

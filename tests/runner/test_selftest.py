@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from jurat.models import JudgeConfig
 from jurat.runner._selftest import selftest_judge
+from tests.support.builders import judge
 
 from ._support import QUICKSTART, jurat
 
 
 def _by_name(provider: str) -> dict[str, bool]:
-    judge = JudgeConfig(id=provider, provider=provider, samples=5, seed=3, reliability=0.95)
-    return {c.name: c.ok for c in asyncio.run(selftest_judge(judge))}
+    config = judge(provider, provider, samples=5, seed=3, reliability=0.95)
+    return {c.name: c.ok for c in asyncio.run(selftest_judge(config))}
 
 
 def test_reliable_sim_judge_passes_every_control() -> None:
@@ -59,5 +59,5 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     assert "FAIL" in bad.stdout
     panel = jurat("selftest", str(QUICKSTART / "rubric" / "campaign.toml"), cwd=tmp_path)
     assert panel.returncode in (0, 1)
-    for judge in ("sim-a", "sim-b", "sim-c"):
-        assert judge in panel.stdout
+    for name in ("sim-a", "sim-b", "sim-c"):
+        assert name in panel.stdout

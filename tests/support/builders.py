@@ -16,6 +16,7 @@ Layers, each calling the one below:
 
 ``tests/support/fake_openai.py`` keeps its own answer text on purpose: it plays an endpoint
 outside jurat, imports nothing from it, and its CPU per request is measured by the bench.
+Time comes from ``tests/support/clock.py`` (``FakeClock``, for every ``clock=``/``sleep=``).
 """
 
 from __future__ import annotations
@@ -125,9 +126,11 @@ def equivalence_answer(decision: str, reason: str = "same number") -> dict[str, 
 
 
 def judge(id: str = "A", provider: str = "sim", **fields: Any) -> JudgeConfig:
-    """One pinned judge; an SDK provider gets its usual ``api_key_env``."""
+    """One pinned judge. An SDK provider at its hosted endpoint gets its usual ``api_key_env``;
+    with a ``base_url`` (a self-hosted server, the loopback fake) it takes none unless given."""
     fields.setdefault("model", f"{provider.split(':')[0]}-{id.lower()}")
-    fields.setdefault("api_key_env", _API_KEY_ENV.get(provider))
+    if fields.get("base_url") is None:
+        fields.setdefault("api_key_env", _API_KEY_ENV.get(provider))
     return JudgeConfig(id=id, provider=provider, **fields)
 
 
@@ -214,12 +217,19 @@ def criteria_suite(
 
 
 def policy(
-    kind: Kind = "rubric", *, judges: int | str | tuple[JudgeConfig, ...] = 3, samples: int = 5,
-    tier: RiskTier | str = "standard", id: str = "t", **fields: Any,
+    kind: Kind = "rubric", *, judges: int | str | JudgeConfig | Sequence[JudgeConfig] = 3,
+    samples: int = 5, tier: RiskTier | str = "standard", id: str = "t", **fields: Any,
 ) -> Policy:
     """A policy of ``kind`` with its table filled from the seeds, allowing exactly its judges'
-    destinations; ``fields`` override."""
-    members = judges if isinstance(judges, tuple) else panel(judges, samples=samples)
+    destinations; ``fields`` override. ``judges`` is a ``panel`` spec (``3``, ``"ABC"``), one
+    judge, or judges; ``samples`` sizes a built panel and the criteria and equivalence tables."""
+    members: tuple[JudgeConfig, ...]
+    if isinstance(judges, int | str):
+        members = panel(judges, samples=samples)
+    elif isinstance(judges, JudgeConfig):
+        members = (judges,)
+    else:
+        members = tuple(judges)
     kw: dict[str, Any] = {
         "id": id,
         "kind": kind,
