@@ -8,6 +8,7 @@ status a command ends with when the error stops it (``jurat.cli.ExitCode``: 3 in
     JuratError                 (exit 4)
     ├── ConfigError            bad campaign, policy or CLI input; nothing ran (exit 3)
     │   ├── CampaignError      a campaign file field is wrong (names file, field, line, fix)
+    │   │   └── CampaignErrors several problems in one campaign file, each a CampaignError
     │   ├── DestinationError   a judge would send content outside allowed_destinations
     │   └── DependencyError    an optional package or system tool is missing
     ├── ExecutionError         something failed while running; may be retried
@@ -28,10 +29,12 @@ one printer): the message, which names the field and the fix where the raiser kn
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 __all__ = [
     "CampaignError",
+    "CampaignErrors",
     "ConfigError",
     "DependencyError",
     "DestinationError",
@@ -108,6 +111,32 @@ class CampaignError(ConfigError):
     def diagnostics(self) -> str:
         """File, line, field and message on the first line; the fix on its own line."""
         return self._located() + (f"\n  fix: {self.fix}" if self.fix else "")
+
+
+class CampaignErrors(CampaignError):
+    """Several problems in one campaign file, found in one reading: ``problems`` holds each,
+    in line order, and ``diagnostics()`` lists them all, so a user fixes them in one pass."""
+
+    def __init__(self, problems: Sequence[CampaignError]) -> None:
+        self.problems = tuple(problems)
+        files = {p.file for p in self.problems}
+        super().__init__(
+            f"{len(self.problems)} problems, listed by line",
+            file=files.pop() if len(files) == 1 else None,
+        )
+
+    def diagnostics(self) -> str:
+        """A heading, then each problem numbered: its file, line, field and message on one
+        line, its fix on the next."""
+        lines = [self._located()]
+        for number, problem in enumerate(self.problems, start=1):
+            lines.append(f"[{number}] {problem._located()}")
+            if problem.fix:
+                lines.append(f"    fix: {problem.fix}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.diagnostics()
 
 
 class DestinationError(ConfigError):

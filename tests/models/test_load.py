@@ -71,7 +71,7 @@ def test_declared_tier(tmp_path: Path) -> None:
         (('provider = "sim"', 'provider = "gpt"'), "judges[0].provider", 19, "unknown provider"),
         (('weight = 0.10 }', 'weight = -0.10 }'), "rubric.criteria[3].weight", 14, "0"),
         (('kind = "rubric"', 'kind = "vibes"'), "campaign.kind", 3, "rubric"),
-        (('id = "c1"', 'id = "c 1"'), "artifacts[0].id", 23, "pattern"),
+        (('id = "c1"', 'id = "c 1"'), "artifacts[0].id", 23, "only letters, digits"),
         (('threshold = 0.75', 'threshold = 1.75'), "rubric.threshold", 8, "1"),
     ],
 )

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from jurat import load_campaign
-from jurat.errors import CampaignError
+from jurat.errors import CampaignError, CampaignErrors
 from jurat.models import campaign_from_dict
 from jurat.models._artifact import MAX_ARTIFACT_BYTES, MAX_TESTS_BYTES
 
@@ -28,10 +28,12 @@ def test_duplicate_ids_among_100k_artifacts_are_all_reported() -> None:
     artifacts = [{"id": f"a{i}", "a": "1", "b": "1"} for i in range(100_000)]
     artifacts += [{"id": "a7", "a": "2", "b": "2"}, {"id": "a99999", "a": "3", "b": "3"},
                   {"id": "a7", "a": "4", "b": "4"}]
-    with pytest.raises(CampaignError) as info:
+    with pytest.raises(CampaignErrors) as info:
         campaign_from_dict(_data(artifacts))
-    assert "duplicate ids ['a7', 'a99999']" in str(info.value)
-    assert info.value.field == "artifacts"
+    assert [(p.field, p.message) for p in info.value.problems] == [
+        ("artifacts[100000].id", "duplicate artifact id 'a7' (first at artifacts[7])"),
+        ("artifacts[100001].id", "duplicate artifact id 'a99999' (first at artifacts[99999])"),
+    ]
 
 
 def test_100k_unique_artifacts_load() -> None:
@@ -100,9 +102,12 @@ def test_intake_caps_default_and_ceiling(tmp_path: Path) -> None:
     campaign = load_campaign(write(tmp_path, raised))
     assert (campaign.intake.max_artifact_bytes, campaign.intake.max_tests_bytes) == (
         32 * 1024 * 1024, 10)
-    with pytest.raises(CampaignError, match="less than or equal") as info:
+    with pytest.raises(CampaignError, match="must be from 1 to 8388608, got 8388609") as info:
         load_campaign(write(tmp_path, GOOD + "\n[intake]\nmax_tests_bytes = 8388609\n"))
     assert info.value.field == "intake.max_tests_bytes"
+    assert info.value.line == 28
+    assert info.value.fix == "max_tests_bytes = a whole number from 1 to 8388608 (the default " \
+        "is 1048576)"
 
 
 def test_an_oversized_campaign_file_is_refused_unread(

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
+from jurat.models._problems import Problem, raise_problems
 
 _MIB = 1024 * 1024
 
@@ -67,9 +68,12 @@ class ArtifactSpec(Frozen):
         single = [x for x in (self.path, self.text) if x is not None]
         pair = self.a is not None or self.b is not None or self.a_path or self.b_path
         if len(single) > 1:
-            raise ValueError("give either path or text, not both")
+            raise_problems([Problem(("text",), "give either path or text, not both",
+                                    "keep one of path = … and text = …")])
         if not single and not pair and self.input is None:
-            raise ValueError("give path, text, input, or a and b")
+            raise_problems([Problem(
+                (), "the artifact has no content: give path, text, input, or a and b",
+                'add path = "submission.py" (a file next to the campaign) or text = "…"')])
         return self
 
 

@@ -1,12 +1,70 @@
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Sequence
 
 from pydantic import Field, model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
-from jurat.models._policy import Policy
+from jurat.models._policy import Policy, duplicate_problems
+from jurat.models._problems import Problem, close_match, raise_problems
+
+#: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).
+_TASK = {"rubric": "rubric", "pairwise": "pairwise", "criteria": "criterion",
+         "equivalence": "equivalence"}
+
+
+def truth_problems(
+    kind: str, criterion_ids: Sequence[str] | None,
+    truths: Sequence[str | dict[str, str] | None],
+) -> list[Problem]:
+    """Every ``truth`` is a label of the campaign's kind (docs/campaign-format.md, "truth").
+
+    The labels are spelled once, by the sim judge, the only reader of ``truth``
+    (``SIM_LABELS`` in judges/_sim.py); matched in any case, as the sim matches them. A table
+    of labels (one per criterion id) belongs to criteria campaigns only; its keys are checked
+    against ``criterion_ids`` unless that is None (not known). Checked when the campaign is
+    loaded, so that a wrong label is refused before anything runs or is written.
+    """
+    from jurat.judges._sim import SIM_LABELS
+
+    labels = SIM_LABELS[_TASK[kind]]
+    shown = ", ".join(f'"{label}"' for label in labels)
+    problems: list[Problem] = []
+
+    lowered = {label.lower(): label for label in labels}
+
+    def check(loc: tuple[str | int, ...], value: str) -> None:
+        if value.strip().lower() in lowered:
+            return
+        guess = lowered.get(close_match(value.strip().lower(), lowered) or "")
+        problems.append(Problem(
+            loc,
+            f"truth {value!r} is not a {kind} label" + (
+                f"; did you mean {guess!r}?" if guess else "") + f" ({kind} labels: {shown})",
+            f"truth = one of {shown}",
+        ))
+
+    for index, truth in enumerate(truths):
+        loc: tuple[str | int, ...] = ("artifacts", index, "truth")
+        if isinstance(truth, str):
+            check(loc, truth)
+        elif isinstance(truth, dict) and kind != "criteria":
+            problems.append(Problem(
+                loc, f"a table of labels is for criteria campaigns; a {kind} artifact has "
+                "one truth label", f"truth = one of {shown}"))
+        elif isinstance(truth, dict):
+            for criterion, value in truth.items():
+                if criterion_ids is not None and criterion not in criterion_ids:
+                    guess = close_match(criterion, criterion_ids)
+                    problems.append(Problem(
+                        (*loc, criterion),
+                        f"{criterion!r} is not a criterion of [criteria] items" + (
+                            f"; did you mean {guess!r}?" if guess else ""),
+                        f"use the item ids: {', '.join(criterion_ids)}"))
+                else:
+                    check((*loc, criterion), value)
+    return problems
 
 
 class Campaign(Frozen):
@@ -31,7 +89,9 @@ class Campaign(Frozen):
     @model_validator(mode="after")
     def _unique(self) -> Campaign:
         # One pass: a campaign (or a dataset) may hold hundreds of thousands of artifacts.
-        dupes = sorted(i for i, n in Counter(a.id for a in self.artifacts).items() if n > 1)
-        if dupes:
-            raise ValueError(f"artifacts: duplicate ids {dupes}")
+        policy = self.policy
+        items = [c.id for c in policy.criteria.items] if policy.criteria is not None else []
+        raise_problems(
+            duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
+            + truth_problems(policy.kind, items, [a.truth for a in self.artifacts]))
         return self

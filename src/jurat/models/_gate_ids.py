@@ -38,3 +38,5 @@ PYTHON_GATES: Final = (
 )
 #: What `run_checks` requires when its caller names no hard gates: parse, and pass the tests.
 DEFAULT_HARD_GATES: Final = (GATE_PYTHON_PARSE, GATE_TESTS_PASS)
+#: Every gate id jurat records: the ids a campaign's ``hard_gates`` may name.
+ALL_GATE_IDS: Final = (*PYTHON_GATES, GATE_EQUIVALENCE_DETERMINISTIC, GATE_SUBJECT_EXECUTION)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from jurat.models._base import Frozen
+from jurat.models._problems import Problem, RecordProblems, close_match
 
 _PROVIDERS = ("openai-compat", "anthropic", "sim", "replay")
 STUB_NAMES = (
@@ -76,10 +77,14 @@ class JudgeConfig(Frozen):
             return value
         if value.startswith("stub:") and value[5:] in STUB_NAMES:
             return value
-        raise ValueError(
-            f"unknown provider {value!r}; use one of {list(_PROVIDERS)} or "
-            f"stub:<name> with name in {list(STUB_NAMES)}"
-        )
+        guess = close_match(value, (*_PROVIDERS, *(f"stub:{name}" for name in STUB_NAMES)))
+        raise RecordProblems([Problem(
+            (),
+            f"unknown provider {value!r}" + (f"; did you mean {guess!r}?" if guess else ""),
+            f'provider = "{guess}"' if guess else
+            f"use one of {', '.join(_PROVIDERS)}, or stub:<name> with name one of "
+            f"{', '.join(STUB_NAMES)} (docs/campaign-format.md, [[judges]])",
+        )])
 
     @property
     def destination(self) -> str:

@@ -1,40 +1,73 @@
-"""Load a campaign TOML file into records, with errors that name file, field, line and fix."""
+"""Load a campaign TOML file into records, reporting every problem in it at once.
+
+Each problem names the file, the line, the field and the fix (docs/campaign-format.md,
+"Errors"). One reading collects them all: the file's shape (unknown tables and keys, with
+the closest known name), the paths and endpoints it names, the records' own validation
+(pydantic's, translated into plain words by ``models/_translate.py``, the one place a
+``pydantic.ValidationError`` about a campaign file is converted), and the semantic checks
+(weights, unique ids, tables a kind needs, ``truth`` labels) on every part that is valid on
+its own, so that one wrong field does not hide another. One problem raises a
+``CampaignError``; several raise ``CampaignErrors``, which lists them by line.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+import typing
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pydantic
 
-from jurat.errors import CampaignError
+from jurat.errors import CampaignError, CampaignErrors
 from jurat.models._base import Frozen
-from jurat.models._campaign import Campaign
-from jurat.models._policy import RISK_TIERS, Policy
+from jurat.models._campaign import Campaign, truth_problems
+from jurat.models._checks import PythonChecks
+from jurat.models._policy import (
+    RISK_TIERS,
+    Criterion,
+    Kind,
+    criteria_suite_problems,
+    duplicate_problems,
+    equivalence_problems,
+    hard_gate_problems,
+    policy_problems,
+    rubric_problems,
+)
+from jurat.models._problems import Loc, Problem, close_match, dotted
+from jurat.models._toml_lines import TomlLines
+from jurat.models._translate import (
+    CAMPAIGN_KEYS,
+    TABLES,
+    Found,
+    home_of,
+    keys_of,
+    toml_loc,
+    translate,
+    unknown_key,
+)
+
+__all__ = [
+    "MAX_CAMPAIGN_BYTES",
+    "campaign_from_dict",
+    "campaign_line",
+    "campaign_path_problem",
+    "load_campaign",
+    "policy_digest",
+]
 
 #: The largest campaign file read. Inline artifacts live in it, each capped by
 #: ``[intake] max_artifact_bytes``; bigger inputs belong in files next to it.
 MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
 
-_CAMPAIGN_KEYS = (
-    "id",
-    "kind",
-    "risk_tier",
-    "allowed_destinations",
-    "task_version",
-    "min_valid_fraction",
-)
-_TABLES = {"rubric": "rubric", "criteria": "criteria", "equivalence": "equivalence"}
-_TOP_LEVEL = {
-    "campaign", "rubric", "criteria", "equivalence", "checks", "judges", "artifacts", "subject",
-    "intake",
-}
 #: Keys that name files, per table; each must stay inside the campaign's directory.
 _PATH_KEYS = {
     "artifacts": ("path", "a_path", "b_path", "tests"),
     "judges": ("replay_file",),
+    "subject": ("replay_file",),
 }
 _PATH_FIX = (
     "give a path relative to the campaign file, without '..', to a file inside its "
@@ -47,7 +80,12 @@ _URL_FIX = (
 
 
 def load_campaign(path: str | Path) -> Campaign:
-    """Read and validate a campaign file. Raises CampaignError naming the field and line."""
+    """Read and validate a campaign file; every problem in it is reported at once.
+
+    Raises CampaignError (one problem) or CampaignErrors (several), each naming file, line,
+    field and fix. The files the campaign names must exist inside its directory; intake
+    (runner/_intake.py) opens them safely later.
+    """
     file = Path(path)
     try:
         with file.open("rb") as handle:
@@ -73,93 +111,92 @@ def load_campaign(path: str | Path) -> Campaign:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        found = re.search(r"at line (\d+)", str(exc))
-        line = int(found.group(1)) if found else None
+        # tomllib says where as "(at line 3, column 7)": the line goes where every error
+        # puts it, the column into the fix.
+        at = re.search(r" \(at line (\d+), column (\d+)\)", str(exc))
+        what = str(exc).replace(at.group(0), "") if at else str(exc)
+        # The two tomllib messages that are about meaning rather than syntax, in words.
+        if what == "Cannot overwrite a value":
+            what = "a key is set twice (a key may appear once in a table)"
+        declared = re.fullmatch(r"Cannot declare \((.*)\) twice", what)
+        if declared:
+            name = ".".join(re.findall(r"'([^']*)'", declared.group(1)))
+            what = f"the table [{name}] is declared twice"
+        line = int(at.group(1)) if at else None
+        where = f" at line {at.group(1)}, column {at.group(2)}" if at else ""
         raise CampaignError(
-            f"not valid TOML: {exc}", file=str(file), line=line, fix="correct the TOML syntax"
+            f"not valid TOML: {what}", file=str(file), line=line,
+            fix=f"correct the TOML syntax{where}",
         ) from exc
     return campaign_from_dict(
-        data, source=str(file), text=text, base_dir=str(file.resolve().parent)
+        data, source=str(file), text=text, base_dir=str(file.resolve().parent),
+        check_files=True,
     )
 
 
 def campaign_from_dict(
-    data: dict[str, Any], *, source: str = "<campaign>", text: str = "", base_dir: str = "."
+    data: dict[str, Any],
+    *,
+    source: str = "<campaign>",
+    text: str = "",
+    base_dir: str = ".",
+    check_files: bool = False,
 ) -> Campaign:
-    """Validate an already-parsed campaign mapping (the TOML's structure)."""
-    unknown = sorted(set(data) - _TOP_LEVEL)
-    if unknown:
-        raise CampaignError(
-            f"unknown table(s) {unknown}",
-            file=source,
-            field=unknown[0],
-            line=_find_line(text, (unknown[0],)),
-            fix=f"use only {sorted(_TOP_LEVEL)}",
-        )
-    head = data.get("campaign")
-    if not isinstance(head, dict):
-        raise CampaignError(
-            "missing [campaign] table",
-            file=source,
-            field="campaign",
-            fix='add [campaign] with id = "…" and kind = "rubric"',
-        )
-    policy_dict: dict[str, Any] = {}
-    extra = sorted(set(head) - set(_CAMPAIGN_KEYS))
-    if extra:
-        raise CampaignError(
-            f"unknown key {extra[0]!r}",
-            file=source,
-            field=f"campaign.{extra[0]}",
-            line=_find_line(text, ("campaign", extra[0])),
-            fix=f"remove it or check the spelling; [campaign] takes {list(_CAMPAIGN_KEYS)}",
-        )
-    policy_dict.update(head)
-    tier = head.get("risk_tier", "standard")
-    if isinstance(tier, str):
-        if tier not in RISK_TIERS:
-            raise CampaignError(
-                f"unknown risk tier {tier!r}",
-                file=source,
-                field="campaign.risk_tier",
-                line=_find_line(text, ("campaign", "risk_tier")),
-                fix=f"use one of {sorted(RISK_TIERS)} or {{ votes = 1, min_agreement = 1.0 }}",
-            )
-        policy_dict["risk_tier"] = RISK_TIERS[tier]
-    for table, field in _TABLES.items():
-        if table in data:
-            policy_dict[field] = data[table]
-    checks = data.get("checks", {})
-    if checks:
-        if set(checks) - {"python"}:
-            raise CampaignError(
-                "only [checks.python] is supported",
-                file=source,
-                field="checks",
-                line=_find_line(text, ("checks",)),
-                fix="rename the table to [checks.python]",
-            )
-        policy_dict["python"] = checks["python"]
-    policy_dict["judges"] = data.get("judges", [])
-    _check_paths(data, source, text)
-    _check_destinations(data, source, text)
-    subject = data.get("subject")
-    if subject is not None:
-        if not isinstance(subject, dict) or "prompt" not in subject:
-            raise CampaignError("[subject] needs a prompt", file=source, field="subject.prompt",
-                                line=_find_line(text, ("subject",)),
-                                fix='add prompt = "… {input} …"')
-        subject = dict(subject)
-        policy_dict["subject_prompt"] = subject.pop("prompt")
-        policy_dict["subject"] = {"id": "subject", "samples": 1, **subject}
+    """Validate an already-parsed campaign mapping (the TOML's structure).
+
+    ``text`` (the TOML text) gives the problems their lines; with ``check_files`` every file
+    the campaign names must exist in ``base_dir``.
+    """
+    lines = TomlLines(text)
+    found = _shape(data, lines)
+    found += _hard_gates(data)
+    found += _python_checks(data)
+    found += _paths(data)
+    found += _destinations(data)
+    if check_files:
+        found += _missing_files(data, base_dir)
+    payload = {
+        "policy": _policy_dict(data),
+        "artifacts": data.get("artifacts", []),
+        "intake": data.get("intake", {}),
+        "source": source,
+        "base_dir": base_dir,
+    }
+    campaign: Campaign | None = None
     try:
-        policy = Policy.model_validate(policy_dict)
-        return Campaign(
-            policy=policy, artifacts=data.get("artifacts", []), source=source, base_dir=base_dir,
-            intake=data.get("intake", {}),
-        )
+        campaign = Campaign.model_validate(payload)
     except pydantic.ValidationError as exc:
-        raise _campaign_error(exc, source, text) from exc
+        found += translate(exc, payload)
+        # Validators of a record whose own fields failed did not run: run their checks on
+        # whatever is valid on its own.
+        found += _semantic(payload)
+    if not isinstance(data.get("campaign"), dict):
+        # Reported once as a missing table, not once per key it would have held.
+        found = [f for f in found if f.loc[:1] != ("campaign",) or f.loc == ("campaign",)]
+    if campaign is None and not found:  # never expected: every validation error is translated
+        found = [Found((), "the campaign is not valid", "see docs/campaign-format.md")]
+    if found or campaign is None:
+        raise _error(found, source, lines)
+    return campaign
+
+
+def campaign_line(source: str | None, field: str) -> int | None:
+    """The line of ``field`` (``artifacts[0].path``) in the campaign file ``source``.
+
+    For problems found after loading (intake): the file is read again, and a file that
+    cannot be read just gives no line.
+    """
+    if not source:
+        return None
+    try:
+        with open(source, "rb") as handle:
+            text = handle.read(MAX_CAMPAIGN_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    loc: list[str | int] = []
+    for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", field):
+        loc.append(int(index) if index else name)
+    return TomlLines(text).line(tuple(loc))
 
 
 def campaign_path_problem(value: str) -> str | None:
@@ -181,7 +218,150 @@ def campaign_path_problem(value: str) -> str | None:
     return None
 
 
-def _entries(data: dict[str, Any], table: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+def policy_digest(policy: Frozen) -> str:
+    """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
+    from jurat.canonical import digest_json
+
+    return digest_json(policy)
+
+
+# --- the file's shape: tables and keys -----------------------------------------------------
+
+
+def _shape(data: dict[str, Any], lines: TomlLines) -> list[Found]:
+    """Unknown tables, unknown ``[campaign]`` keys, ``[checks]`` other than python, risk tier
+    names and ``[subject]``'s prompt. Unknown keys inside the other tables are the records'
+    own (``extra_forbidden``, translated below)."""
+    found: list[Found] = []
+    for name in data:
+        if name not in TABLES:
+            found.append(_unknown_table(name, lines))
+    head = data.get("campaign")
+    if not isinstance(head, dict):
+        found.append(Found(("campaign",), "the [campaign] table is missing",
+                           'add [campaign] with id = "…" and kind = "rubric"'))
+        head = {}
+    for key in head:
+        if key not in CAMPAIGN_KEYS:
+            found.append(unknown_key(("campaign", key), "[campaign]"))
+    tier = head.get("risk_tier")
+    if isinstance(tier, str) and tier not in RISK_TIERS:
+        guess = close_match(tier, RISK_TIERS)
+        found.append(Found(
+            ("campaign", "risk_tier"),
+            f"unknown risk tier {tier!r}" + (f"; did you mean {guess!r}?" if guess else ""),
+            f'risk_tier = "{guess}"' if guess else
+            f"use one of {', '.join(RISK_TIERS)}, or {{ votes = 3, min_agreement = 0.67 }}",
+        ))
+    checks = data.get("checks")
+    if checks is not None and not isinstance(checks, dict):
+        found.append(Found(("checks",), "must be a table", "write [checks.python]"))
+    for key, value in (checks or {}).items():
+        if key == "python":
+            continue
+        if isinstance(value, dict):
+            found.append(Found(
+                ("checks", key), f"unknown table [checks.{key}]; did you mean [checks.python]?",
+                "rename it to [checks.python], the one kind of checks there is"))
+        else:
+            found.append(Found(
+                ("checks", key), f"{key!r} directly under [checks]",
+                f"put it under a [checks.python] header: {keys_of('[checks.python]')}"))
+    subject = data.get("subject")
+    if isinstance(subject, dict) and "prompt" not in subject:
+        found.append(Found(("subject",), "[subject] needs a prompt",
+                           'add prompt = "… {input} …"'))
+    elif subject is not None and not isinstance(subject, dict):
+        found.append(Found(("subject",), "must be a table", "write [subject]"))
+    return found
+
+
+def _unknown_table(name: str, lines: TomlLines) -> Found:
+    """A top-level name no table has: the table meant, written as the user wrote it."""
+    written = lines.header((name,))
+    guess = close_match(name, TABLES)
+    known = ", ".join(f"[{t}]" for t in TABLES)
+    if written is None:
+        # A key written before any table header.
+        home = home_of(name)
+        if home:
+            return Found((name,), f"unknown key {name!r} at the top of the file; it belongs "
+                         f"in {home}", f"move it under the {home} header")
+        return Found((name,), f"unknown key {name!r} at the top of the file",
+                     f"remove it; the top level holds only the tables {known}")
+    message = f"unknown table {written}"
+    if guess is not None:
+        # judges and artifacts are arrays of tables: [[judges]], whatever was written.
+        inner = written.strip("[]").replace(name, guess, 1)
+        suggestion = f"[[{inner}]]" if guess in ("judges", "artifacts") else f"[{inner}]"
+        return Found((name,), f"{message}; did you mean {suggestion}?",
+                     f"rename it to {suggestion}")
+    return Found((name,), message, f"use only the tables {known} (docs/campaign-format.md)")
+
+
+def _hard_gates(data: Mapping[str, Any]) -> list[Found]:
+    """``[rubric] hard_gates`` names gates jurat records (``hard_gate_problems``)."""
+    rubric = data.get("rubric")
+    gates = _typed(tuple[str, ...], rubric.get("hard_gates", ())) if isinstance(
+        rubric, dict) else None
+    if gates is None:
+        return []
+    return [Found(("rubric", *p.loc), p.message, p.fix) for p in hard_gate_problems(gates)]
+
+
+def _python_checks(data: Mapping[str, Any]) -> list[Found]:
+    """What the checks would refuse when they first run, refused at load instead: the import
+    policy id, the Python version, ruff selectors, the module name and test file names.
+
+    The rules are the checks' own (``Plan`` in checks/_steps.py, which raises ConfigError
+    with the field and the fix); run here so that nothing is evaluated or written first.
+    """
+    from jurat.checks._policy import IMPORT_POLICIES
+    from jurat.checks._steps import Plan
+    from jurat.errors import ConfigError
+
+    checks = data.get("checks")
+    raw = checks.get("python") if isinstance(checks, dict) else None
+    config = _typed(PythonChecks, raw) if isinstance(raw, dict) else None
+    if config is None:
+        return []
+    found: list[Found] = []
+    here = ("checks", "python")
+    if config.import_policy not in IMPORT_POLICIES:
+        guess = close_match(config.import_policy, IMPORT_POLICIES)
+        found.append(Found(
+            (*here, "import_policy"), f"unknown import policy {config.import_policy!r}"
+            + (f"; did you mean {guess!r}?" if guess else ""),
+            f'import_policy = "{guess or next(iter(IMPORT_POLICIES))}" (docs/checks.md)'))
+        config = config.model_copy(update={"import_policy": next(iter(IMPORT_POLICIES))})
+    names = [(loc, PurePosixPath(value).name) for loc, value in _named_paths(data)
+             if loc[-1] == "tests"]
+    defaults = PythonChecks()
+    for loc, tests in [(here, None), *((loc, {name: ""}) for loc, name in names)]:
+        # Plan stops at the first problem: set that key back to its default and ask again,
+        # so every problem is named (a few keys, so a few rounds at most).
+        for _ in PythonChecks.model_fields:
+            try:
+                Plan("", tests, config)
+                break
+            except ConfigError as exc:
+                said = re.fullmatch(r"(?:([\w.]+): )?(.*?)(?: \(fix: (.*)\))?", str(exc),
+                                    re.S)
+                field, message, fix = said.groups() if said else (None, str(exc), None)
+                # "tests: …" is about a file name, which the tests key that named it holds.
+                key = field.rsplit(".", 1)[-1] if field and field != "tests" else None
+                found.append(Found((*here, key) if key in PythonChecks.model_fields else loc,
+                                   message, fix or "see docs/campaign-format.md"))
+                if key not in PythonChecks.model_fields:
+                    break
+                config = config.model_copy(update={key: getattr(defaults, key)})
+    return found
+
+
+# --- paths, endpoints and files ------------------------------------------------------------
+
+
+def _entries(data: Mapping[str, Any], table: str) -> list[tuple[Loc, dict[str, Any]]]:
     value = data.get(table)
     if isinstance(value, dict):
         return [((table,), value)]
@@ -190,145 +370,207 @@ def _entries(data: dict[str, Any], table: str) -> list[tuple[tuple[Any, ...], di
     return []
 
 
-def _check_paths(data: dict[str, Any], source: str, text: str) -> None:
-    """Every path the campaign names is relative and free of ``..`` (docs/campaign-format.md)."""
-    named: list[tuple[tuple[Any, ...], Any]] = []
-    for table, keys in (*_PATH_KEYS.items(), ("subject", ("replay_file",))):
+def _named_paths(data: Mapping[str, Any]) -> list[tuple[Loc, str]]:
+    """Every (place, path) the campaign names, in file order of the tables."""
+    named: list[tuple[Loc, str]] = []
+    checks = data.get("checks")
+    python = checks.get("python") if isinstance(checks, dict) else None
+    if isinstance(python, dict) and isinstance(python.get("tests"), str):
+        named.append((("checks", "python", "tests"), python["tests"]))
+    for table, keys in _PATH_KEYS.items():
         for loc, entry in _entries(data, table):
-            named.extend(((*loc, key), entry[key]) for key in keys if key in entry)
-    python = data.get("checks", {}).get("python") if isinstance(data.get("checks"), dict) else None
-    if isinstance(python, dict) and "tests" in python:
-        named.append((("checks.python", "tests"), python["tests"]))
-    for loc, value in named:
-        problem = campaign_path_problem(value) if isinstance(value, str) else None
+            named.extend(((*loc, key), entry[key]) for key in keys
+                         if isinstance(entry.get(key), str))
+    return named
+
+
+def _paths(data: Mapping[str, Any]) -> list[Found]:
+    """Every path the campaign names is relative and free of ``..`` (docs/campaign-format.md)."""
+    found = []
+    for loc, value in _named_paths(data):
+        problem = campaign_path_problem(value)
         if problem:
-            raise CampaignError(
-                f"{value!r} {problem}; campaign paths stay inside the campaign file's directory",
-                file=source, field=_dotted(loc), line=_find_line(text, loc), fix=_PATH_FIX,
-            )
+            found.append(Found(
+                loc, f"{value!r} {problem}; campaign paths stay inside the campaign file's "
+                "directory", _PATH_FIX))
+    return found
 
 
-def _check_destinations(data: dict[str, Any], source: str, text: str) -> None:
+def _missing_files(data: Mapping[str, Any], base_dir: str) -> list[Found]:
+    """Every file the campaign names exists: all missing ones are named at once, at load.
+
+    Only a path that resolves inside the directory is looked up here; one that leads
+    outside is intake's to refuse, and whether something exists out there is not said.
+    """
+    root = os.path.realpath(base_dir)
+    found = []
+    for loc, value in _named_paths(data):
+        if campaign_path_problem(value):
+            continue
+        target = os.path.realpath(os.path.join(root, value))
+        if os.path.commonpath((target, root)) != root or os.path.lexists(target):
+            continue
+        found.append(Found(
+            loc, f"cannot read {value!r}: there is no such file in the campaign file's "
+            f"directory ({base_dir})" + _nearby(value, root),
+            "check the spelling; paths are relative to the campaign file"))
+    return found
+
+
+def _nearby(value: str, root: str) -> str:
+    """"; did you mean 'tests/test_solution.py'?" for a file next to where ``value`` points."""
+    folder, name = os.path.split(value)
+    where = os.path.realpath(os.path.join(root, folder))
+    if os.path.commonpath((where, root)) != root or not os.path.isdir(where):
+        return ""
+    try:
+        names = [n for n in os.listdir(where) if os.path.isfile(os.path.join(where, n))]
+    except OSError:
+        return ""
+    guess = close_match(name, names)
+    return f"; did you mean {os.path.join(folder, guess)!r}?" if guess else ""
+
+
+def _destinations(data: Mapping[str, Any]) -> list[Found]:
     """Base URLs and allowed_destinations entries parse under the one destination rule."""
     from jurat.judges._destinations import canonical_entry, normalise_url
 
-    allowed = data["campaign"].get("allowed_destinations")
-    names = [e for e in allowed if isinstance(e, str)] if isinstance(allowed, list) else []
-    for name in names:
+    found = []
+    head = data.get("campaign")
+    allowed = head.get("allowed_destinations") if isinstance(head, dict) else None
+    for entry in allowed if isinstance(allowed, list) else []:
+        if not isinstance(entry, str):
+            continue
         try:
-            canonical_entry(name)
+            canonical_entry(entry)
         except ValueError as exc:
-            raise CampaignError(
-                str(exc), file=source, field="campaign.allowed_destinations",
-                line=_find_line(text, ("campaign", "allowed_destinations")), fix=_URL_FIX,
-            ) from exc
+            found.append(Found(("campaign", "allowed_destinations"), str(exc), _URL_FIX))
     for table in ("judges", "subject"):
-        for loc, entry in _entries(data, table):
-            url = entry.get("base_url")
+        for loc, item in _entries(data, table):
+            url = item.get("base_url")
             if not isinstance(url, str):
                 continue
             try:
                 normalise_url(url)
             except ValueError as exc:
-                raise CampaignError(
-                    f"base_url {exc}", file=source, field=_dotted((*loc, "base_url")),
-                    line=_find_line(text, (*loc, "base_url")), fix=_URL_FIX,
-                ) from exc
+                found.append(Found((*loc, "base_url"), f"base_url {exc}", _URL_FIX))
+    return found
 
 
-_SECTION_OF = {
-    "rubric": "rubric",
-    "criteria": "criteria",
-    "equivalence": "equivalence",
-    "python": "checks.python",
-    "judges": "judges",
-    "artifacts": "artifacts",
-    "intake": "intake",
-}
+# --- the records ---------------------------------------------------------------------------
 
 
-def _campaign_error(exc: pydantic.ValidationError, source: str, text: str) -> CampaignError:
-    err = exc.errors()[0]
-    loc = tuple(p for p in err["loc"] if p != "policy")
-    if loc and loc[0] in _SECTION_OF:
-        toml_loc: tuple[Any, ...] = (_SECTION_OF[str(loc[0])], *loc[1:])
-    elif loc:
-        toml_loc = ("campaign", *loc)
-    else:
-        toml_loc = ("campaign",)
-    kind = err["type"]
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    # Model-level validators prefix their message with the field they are about.
-    prefix = re.match(r"^([a-z_]+): ", msg)
-    if prefix and kind == "value_error" and len(toml_loc) >= 1:
-        sub = prefix.group(1)
-        if toml_loc == ("campaign",) and sub in _SECTION_OF:
-            toml_loc = (_SECTION_OF[sub],)
-        elif toml_loc[0] in _SECTION_OF.values() and sub not in ("campaign",):
-            toml_loc = (*toml_loc, sub)
-        msg = msg[prefix.end():]
-    field = _dotted(toml_loc)
-    if kind == "missing":
-        fix = f"add `{toml_loc[-1]} = …`"
-        msg = "required field is missing"
-    elif kind == "extra_forbidden":
-        fix = "remove it or check the spelling"
-        msg = f"unknown key {toml_loc[-1]!r}"
-    elif "needs a [" in msg:
-        fix = "add the table; docs/campaign-format.md lists its keys"
-    elif "duplicate" in msg or "must be unique" in msg:
-        fix = "give each entry its own id"
-    else:
-        fix = "see docs/campaign-format.md for the allowed values"
-    more = len(exc.errors()) - 1
-    if more:
-        msg += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return CampaignError(msg, file=source, field=field, line=_find_line(text, toml_loc), fix=fix)
+def _policy_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``Policy`` validates: ``[campaign]``'s known keys and the policy's tables."""
+    head = data.get("campaign")
+    head = head if isinstance(head, dict) else {}
+    policy = {key: value for key, value in head.items() if key in CAMPAIGN_KEYS}
+    tier = head.get("risk_tier")
+    if isinstance(tier, str):
+        if tier in RISK_TIERS:
+            policy["risk_tier"] = RISK_TIERS[tier]
+        else:
+            del policy["risk_tier"]  # reported by _shape
+    for table in ("rubric", "criteria", "equivalence"):
+        if table in data:
+            policy[table] = data[table]
+    checks = data.get("checks")
+    if isinstance(checks, dict) and "python" in checks:
+        policy["python"] = checks["python"]
+    policy["judges"] = data.get("judges", [])
+    subject = data.get("subject")
+    if isinstance(subject, dict) and "prompt" in subject:
+        rest = dict(subject)
+        policy["subject_prompt"] = rest.pop("prompt")
+        policy["subject"] = {"id": "subject", "samples": 1, **rest}
+    return policy
 
 
-def _dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+# --- semantic checks on whatever validates on its own --------------------------------------
 
 
-def _find_line(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line of a TOML location: the table header, then the key below it."""
-    if not text or not loc:
+_Truth = str | dict[str, str] | None
+#: One adapter per type: building one costs far more than using it, and a campaign may
+#: hold 10^5 artifacts.
+_ADAPTERS: dict[Any, pydantic.TypeAdapter[Any]] = {}
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """``value`` validated as ``kind``, or None if it is not valid on its own."""
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = pydantic.TypeAdapter(kind)
+    try:
+        return adapter.validate_python(value)
+    except pydantic.ValidationError:
         return None
-    lines = text.splitlines()
-    section = str(loc[0])
-    rest = list(loc[1:])
-    index = 0
-    if section in ("judges", "artifacts") and rest and isinstance(rest[0], int):
-        index = rest.pop(0)
-    header = re.compile(r"^\s*\[\[?\s*" + re.escape(section) + r"\s*\]\]?\s*$")
-    starts = [i for i, line in enumerate(lines) if header.match(line)]
-    if not starts:
-        return None
-    start = starts[min(index, len(starts) - 1)]
-    keys = [str(p) for p in rest if not isinstance(p, int)]
-    line_no = start
-    for key in keys[:1]:
-        pattern = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
-        for i in range(start + 1, len(lines)):
-            if re.match(r"^\s*\[", lines[i]):
-                break
-            if pattern.match(lines[i]):
-                line_no = i
-                break
-    # Entries of an inline-table array (criteria = [ {...}, {...} ]) sit one per line.
-    positions = [p for p in rest if isinstance(p, int)]
-    if positions and line_no != start:
-        target = line_no + 1 + positions[0]
-        if target < len(lines) and "{" in lines[target]:
-            line_no = target
-    return line_no + 1
 
 
-def policy_digest(policy: Frozen) -> str:
-    """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
-    from jurat.canonical import digest_json
+def _semantic(payload: Mapping[str, Any]) -> list[Found]:
+    """The records' semantic checks, run on each part that validates on its own.
 
-    return digest_json(policy)
+    A record's validator runs only when all of its fields are valid, and ``Campaign``'s
+    only when everything is; these are the same check functions, so a problem they report
+    twice has the same place and words and is reported once (``_error``).
+    """
+    policy = payload["policy"]
+    found: list[Found] = []
+
+    def add(base: Loc, problems: Iterable[Problem]) -> None:
+        found.extend(Found(toml_loc((*base, *p.loc)), p.message, p.fix) for p in problems)
+
+    rubric = policy.get("rubric")
+    if isinstance(rubric, dict):
+        criteria = _typed(tuple[Criterion, ...], rubric.get("criteria"))
+        if criteria:
+            add(("policy", "rubric"), rubric_problems(criteria))
+    suite = policy.get("criteria")
+    items = _typed(tuple[Criterion, ...], suite.get("items")) if isinstance(suite, dict) else None
+    if items is not None:
+        add(("policy", "criteria"), criteria_suite_problems(items))
+    equivalence = policy.get("equivalence")
+    if isinstance(equivalence, dict):
+        votes = _typed(int, equivalence.get("votes", 1))
+        least = _typed(int, equivalence.get("min_agreement", 1))
+        if votes is not None and least is not None:
+            add(("policy", "equivalence"), equivalence_problems(votes, least))
+    kind = policy.get("kind") if policy.get("kind") in typing.get_args(Kind) else None
+    judges = policy.get("judges")
+    if kind is not None and isinstance(judges, list):
+        # A table that is present but malformed is reported as such, not as missing.
+        add(("policy",), policy_problems(
+            kind, has_rubric="rubric" in policy, has_criteria="criteria" in policy,
+            judge_ids=_ids(judges)))
+    artifacts = payload["artifacts"]
+    if isinstance(artifacts, list):
+        add((), duplicate_problems(_ids(artifacts), "artifacts", "artifact"))
+        if kind is not None:
+            truths = [_typed(_Truth, a.get("truth")) if isinstance(a, dict) else None
+                      for a in artifacts]
+            ids = [c.id for c in items] if items is not None else None
+            add((), truth_problems(kind, ids, truths))
+    return found
+
+
+def _ids(entries: list[Any]) -> list[str]:
+    """Each entry's id, and for one without a valid id a placeholder no id can equal."""
+    return [e["id"] if isinstance(e, dict) and isinstance(e.get("id"), str) else f"\0{i}"
+            for i, e in enumerate(entries)]
+
+
+# --- the error ----------------------------------------------------------------------------
+
+
+def _error(found: list[Found], source: str, lines: TomlLines) -> CampaignError:
+    """One CampaignError per distinct problem, in line order; several as CampaignErrors."""
+    seen: set[tuple[str, str]] = set()
+    errors: list[CampaignError] = []
+    for item in found:
+        field = dotted(item.loc) or None
+        if (field or "", item.message) in seen:
+            continue
+        seen.add((field or "", item.message))
+        errors.append(CampaignError(item.message, file=source, field=field,
+                                    line=lines.line(item.loc), fix=item.fix))
+    errors.sort(key=lambda e: (e.line is None, e.line or 0, e.field or ""))
+    return errors[0] if len(errors) == 1 else CampaignErrors(errors)

@@ -1,20 +1,29 @@
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Sequence
+from decimal import Context, Decimal
+from fractions import Fraction
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
 from jurat.models._checks import PythonChecks
+from jurat.models._gate_ids import ALL_GATE_IDS
 from jurat.models._judge import JudgeConfig
+from jurat.models._problems import Problem, close_match, raise_problems
 
 Kind = Literal["rubric", "pairwise", "criteria", "equivalence"]
 
 #: The score keys of the seed's ARCV Judge Decision v1 schema; rubric criteria must be among them.
 ARCV_SCORE_KEYS = ("correctness", "reasoning", "adherence", "presentation")
 
-_WEIGHT_TOLERANCE = 1e-9
+#: How far a rubric's weights may sum from 1, computed in exact decimals of the weights as
+#: written (0.45 is 9/20), the arithmetic fold/_rubric.py uses for Q. Decimal weights that sum
+#: to 1 on paper sum to exactly 1 here; the tolerance admits thirds written out to ten digits
+#: (3 × 0.3333333333 = 0.9999999999) and nothing coarser (docs/campaign-format.md).
+WEIGHT_TOLERANCE = Fraction(1, 10**9)
+WEIGHT_TOLERANCE_TEXT = "1e-9"
 
 
 class RiskTier(Frozen):
@@ -53,10 +62,119 @@ class Criterion(Frozen):
     """Binary criteria: the question put to the judge."""
 
 
-def _unique_ids(items: tuple[Criterion, ...], field: str) -> None:
-    dupes = sorted(i for i, n in Counter(c.id for c in items).items() if n > 1)
-    if dupes:
-        raise ValueError(f"{field}: duplicate criterion ids {dupes}")
+#: Repeated ids listed one by one before the rest are counted.
+_LISTED = 20
+
+
+def duplicate_problems(ids: Sequence[str], table: str, what: str) -> list[Problem]:
+    """One problem per repeated id, at its first repeat (``table[i].id``), naming the first.
+
+    At most ``_LISTED`` are listed, then one problem counts the rest: a dataset campaign may
+    repeat thousands of ids, and the first few say what went wrong. One pass.
+    """
+    first: dict[str, int] = {}
+    reported: set[str] = set()
+    problems: list[Problem] = []
+    for index, value in enumerate(ids):
+        if value not in first:
+            first[value] = index
+        elif value not in reported:
+            reported.add(value)
+            problems.append(Problem(
+                (table, index, "id"),
+                f"duplicate {what} id {value!r} (first at {table}[{first[value]}])",
+                f"give each {what} its own id",
+            ))
+    if len(problems) > _LISTED:
+        more = len(problems) - _LISTED
+        problems = [*problems[:_LISTED], Problem(
+            (table,), f"and {more} more duplicated {what} ids", f"give each {what} its own id")]
+    return problems
+
+
+def _decimal_text(value: Fraction) -> str:
+    """An exact decimal (a sum of decimals terminates) without exponent: 0.9999999, 1.1."""
+    context = Context(prec=60)
+    exact = context.divide(Decimal(value.numerator), Decimal(value.denominator))
+    return format(exact.normalize(context), "f") if value else "0"
+
+
+def rubric_problems(criteria: Sequence[Criterion]) -> list[Problem]:
+    """Every problem of a rubric's criteria: repeated or unknown ids, weights that do not sum
+    to 1 (seed 000, score aggregation: Q = sum of w_j (s_j - 1)/4 with the weights summing to 1)."""
+    problems = duplicate_problems([c.id for c in criteria], "criteria", "criterion")
+    for index, c in enumerate(criteria):
+        if c.id in ARCV_SCORE_KEYS:
+            continue
+        guess = close_match(c.id, ARCV_SCORE_KEYS)
+        problems.append(Problem(
+            ("criteria", index, "id"),
+            f"unknown criterion {c.id!r} (the ARCV Judge Decision v1 schema scores only "
+            f"{', '.join(ARCV_SCORE_KEYS)})" + (f"; did you mean {guess!r}?" if guess else ""),
+            f'id = "{guess or ARCV_SCORE_KEYS[0]}"',
+        ))
+    weights = [Fraction(str(c.weight)) for c in criteria]
+    total = sum(weights, Fraction(0))
+    if criteria and abs(total - 1) > WEIGHT_TOLERANCE:
+        gap = 1 - total
+        shown = " + ".join(str(c.weight) for c in criteria)
+        fix = (f"make the weights add up to 1: they are {'short' if gap > 0 else 'over'} by "
+               f"{_decimal_text(abs(gap))}")
+        last = criteria[-1]
+        if 0 <= weights[-1] + gap <= 1:
+            fix += f", e.g. {last.id} weight = {_decimal_text(weights[-1] + gap)}"
+        problems.append(Problem(
+            ("criteria",),
+            f"weights sum to {_decimal_text(total)} ({shown}), not 1 "
+            f"(tolerance {WEIGHT_TOLERANCE_TEXT})",
+            fix,
+        ))
+    return problems
+
+
+def hard_gate_problems(hard_gates: Sequence[str]) -> list[Problem]:
+    """Every hard gate is a gate jurat records: a misspelt id would be a gate that never
+    passes, so every artifact would escalate (models/_gate_ids.py).
+
+    A rule for campaign files (models/_load.py), not for the ``Rubric`` record: receipts
+    carry their policy whole, and one written by another jurat version, with gates this one
+    does not know, must still parse and verify.
+    """
+    problems = []
+    for index, gate in enumerate(hard_gates):
+        if gate in ALL_GATE_IDS:
+            continue
+        guess = close_match(gate, ALL_GATE_IDS)
+        problems.append(Problem(
+            ("hard_gates", index),
+            f"unknown gate {gate!r}" + (f"; did you mean {guess!r}?" if guess else ""),
+            f'write "{guess}"' if guess else
+            f"use gate ids from docs/checks.md: {', '.join(ALL_GATE_IDS)}",
+        ))
+    return problems
+
+
+def policy_problems(
+    kind: str, *, has_rubric: bool, has_criteria: bool, judge_ids: Sequence[str]
+) -> list[Problem]:
+    """The tables a kind needs, a panel for judged kinds, and unique judge ids."""
+    problems: list[Problem] = []
+    if kind in ("rubric", "pairwise") and not has_rubric:
+        problems.append(Problem(
+            ("rubric",), f"a {kind} campaign needs a [rubric] table",
+            'add [rubric] with version = "code-review/1" and '
+            'criteria = [{ id = "correctness", weight = 1.0 }]'))
+    if kind == "criteria" and not has_criteria:
+        problems.append(Problem(
+            ("criteria",), "a criteria campaign needs a [criteria] table",
+            'add [criteria] with items = [{ id = "cites-source", text = "Does it cite a '
+            'source?" }]'))
+    if kind in ("rubric", "pairwise", "criteria") and not judge_ids:
+        problems.append(Problem(
+            ("judges",), f"a {kind} campaign needs at least one [[judges]] entry",
+            'add [[judges]] with id = "judge-a" and provider = "sim"'))
+    problems += duplicate_problems(judge_ids, "judges", "judge")
+    return problems
 
 
 class Rubric(Frozen):
@@ -73,16 +191,7 @@ class Rubric(Frozen):
 
     @model_validator(mode="after")
     def _weights(self) -> Rubric:
-        _unique_ids(self.criteria, "criteria")
-        unknown = [c.id for c in self.criteria if c.id not in ARCV_SCORE_KEYS]
-        if unknown:
-            raise ValueError(
-                f"criteria: unknown ids {unknown}; the ARCV Judge Decision v1 schema scores "
-                f"only {list(ARCV_SCORE_KEYS)}"
-            )
-        total = sum(c.weight for c in self.criteria)
-        if abs(total - 1.0) > _WEIGHT_TOLERANCE:
-            raise ValueError(f"criteria: weights sum to {total:g}, they must sum to 1")
+        raise_problems(rubric_problems(self.criteria))
         return self
 
 
@@ -100,11 +209,10 @@ class CriteriaSuite(Frozen):
     items: tuple[Criterion, ...] = Field(min_length=1)
     """Binary criteria with their question text."""
 
-    @field_validator("items")
-    @classmethod
-    def _ids(cls, items: tuple[Criterion, ...]) -> tuple[Criterion, ...]:
-        _unique_ids(items, "items")
-        return items
+    @model_validator(mode="after")
+    def _ids(self) -> CriteriaSuite:
+        raise_problems(criteria_suite_problems(self.items))
+        return self
 
 
 class EquivalencePolicy(Frozen):
@@ -125,9 +233,21 @@ class EquivalencePolicy(Frozen):
 
     @model_validator(mode="after")
     def _agreement(self) -> EquivalencePolicy:
-        if self.min_agreement > self.votes:
-            raise ValueError("min_agreement: cannot exceed votes")
+        raise_problems(equivalence_problems(self.votes, self.min_agreement))
         return self
+
+
+def criteria_suite_problems(items: Sequence[Criterion]) -> list[Problem]:
+    """A criteria suite's item ids are unique (a criterion is named by its id in every vote)."""
+    return duplicate_problems([c.id for c in items], "items", "criterion")
+
+
+def equivalence_problems(votes: int, min_agreement: int) -> list[Problem]:
+    """Agreement cannot require more identical answers than there are votes (seed 002 §3)."""
+    if min_agreement <= votes:
+        return []
+    return [Problem(("min_agreement",), f"min_agreement = {min_agreement} cannot exceed "
+                    f"votes = {votes}", f"min_agreement = {votes}, or raise votes")]
 
 
 class Policy(Frozen):
@@ -171,13 +291,7 @@ class Policy(Frozen):
 
     @model_validator(mode="after")
     def _tables(self) -> Policy:
-        if self.kind in ("rubric", "pairwise") and self.rubric is None:
-            raise ValueError(f"rubric: a {self.kind} campaign needs a [rubric] table")
-        if self.kind == "criteria" and self.criteria is None:
-            raise ValueError("criteria: a criteria campaign needs a [criteria] table")
-        if self.kind in ("rubric", "pairwise", "criteria") and not self.judges:
-            raise ValueError(f"judges: a {self.kind} campaign needs at least one [[judges]] entry")
-        dupes = sorted(i for i, n in Counter(j.id for j in self.judges).items() if n > 1)
-        if dupes:
-            raise ValueError(f"judges: judge ids must be unique; duplicated: {dupes}")
+        raise_problems(policy_problems(
+            self.kind, has_rubric=self.rubric is not None, has_criteria=self.criteria is not None,
+            judge_ids=[j.id for j in self.judges]))
         return self

@@ -26,7 +26,7 @@ from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
 from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
-from jurat.models._load import campaign_path_problem
+from jurat.models._load import campaign_line, campaign_path_problem
 
 __all__ = ["check_destinations", "intake", "intake_artifact"]
 
@@ -56,6 +56,7 @@ def _escape(campaign: Campaign, rel: str, field: str, how: str) -> CampaignError
     return CampaignError(
         f"{rel!r} {how}; campaign paths stay inside the campaign file's directory, and "
         "nothing was read", file=campaign.source, field=field, fix=_ESCAPE_FIX,
+        line=campaign_line(campaign.source, field),
     )
 
 
@@ -90,6 +91,7 @@ def _open_inside(campaign: Campaign, rel: str, field: str) -> int:
         raise CampaignError(
             f"cannot read {rel!r}: {exc.strerror}", file=campaign.source, field=field,
             fix="check the path (relative paths are resolved against the campaign file)",
+            line=campaign_line(campaign.source, field),
         ) from exc
     try:
         info = os.fstat(fd)
@@ -111,6 +113,7 @@ def _open_inside(campaign: Campaign, rel: str, field: str) -> int:
             raise CampaignError(
                 f"{rel!r} is not a regular file", file=campaign.source, field=field,
                 fix="name a file, not a directory, device or pipe",
+                line=campaign_line(campaign.source, field),
             )
     except BaseException:
         os.close(fd)
@@ -124,6 +127,7 @@ def _too_large(campaign: Campaign, field: str, what: str, cap: int, key: str) ->
         f"{what} is larger than the cap of {cap} bytes; nothing was sent",
         file=campaign.source, field=field,
         fix=f"shrink it, or raise [intake] {key} (at most {ceiling})",
+        line=campaign_line(campaign.source, field),
     )
 
 
@@ -151,7 +155,7 @@ def _read(campaign: Campaign, rel: str, field: str, *, cap: int, what: str, key:
     except UnicodeDecodeError as exc:
         raise CampaignError(
             f"cannot read {rel!r}: not UTF-8 text", file=campaign.source, field=field,
-            fix="save the file as UTF-8",
+            fix="save the file as UTF-8", line=campaign_line(campaign.source, field),
         ) from exc
 
 
@@ -188,6 +192,7 @@ def _check_replay_files(campaign: Campaign) -> None:
                 f"{config.replay_file!r} is read relative to the working directory, which is "
                 "not the campaign file's directory", file=campaign.source, field=field,
                 fix="run jurat from the campaign file's directory",
+                line=campaign_line(campaign.source, field),
             )
 
 
