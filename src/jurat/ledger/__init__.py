@@ -17,7 +17,7 @@ Entry bytes are the canonical JSON of the entry's fields with the payload's
 sha256 rather than the payload itself (see ``_entry``); the payload is
 stored byte-exact beside it.
 
-At scale (docs/design.md, "The ledger at scale"):
+At scale (docs/ledger-format.md has the layout; bench/README.md the numbers):
 
 * The Merkle tree's nodes are stored as entries are appended (``_tree``),
   so :meth:`Ledger.inclusion_proof`, :meth:`Ledger.consistency_proof`,

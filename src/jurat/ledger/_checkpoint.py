@@ -79,9 +79,7 @@ def write_external(path: Path, note: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _new_leaves(
-    conn: Connection, tables: Tables, epoch: int, since: int, size: int
-) -> list[bytes]:
+def _new_leaves(conn: Connection, tables: Tables, epoch: int, since: int, size: int) -> list[bytes]:
     """Leaf hashes of seq ``since … size - 1``, each entry checked in full.
 
     Entries past the last checkpoint are covered by no signed root yet, so
@@ -156,9 +154,7 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     since = 0 if last is None else int(last.tree_size)
     leaves = _new_leaves(conn, tables, tree.epoch, since, size)
     sizes = {a[0] for a in anchors} | {since}
-    nodes = read_nodes(
-        conn, tables.tree, tree.epoch, {k for s in sizes for k in range_keys(0, s)}
-    )
+    nodes = read_nodes(conn, tables.tree, tree.epoch, {k for s in sizes for k in range_keys(0, s)})
     for anchor_size, anchor_root, where in anchors:
         if _root(anchor_size, nodes).hex() != anchor_root:
             raise TamperError(

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from jurat.canonical import canonical_json, loads_strict
+from jurat.canonical import canonical_json_value, loads_strict
 from jurat.errors import TamperError
 from jurat.ledger._merkle import leaf_hash
 from jurat.ledger._models import ENTRY_KINDS, Entry
@@ -46,7 +46,8 @@ def entry_bytes(
     prev_hash: str,
 ) -> bytes:
     """Canonical bytes of an entry's hashed fields (see module docstring)."""
-    return canonical_json(
+    # Plain str keys and JSON scalars: no model walk needed before serialising.
+    return canonical_json_value(
         {
             "format": ENTRY_FORMAT,
             "seq": seq,

@@ -74,9 +74,14 @@ class GroupCommit:
         """Commit everything queued, then stop the writer."""
         self._closing = True
         self._wake.set()
+        task = self._task
         try:
-            if self._task is not None:
-                await self._task
+            if task is not None:
+                # wait() rather than await: a writer cancelled from outside has
+                # already failed its callers; only our own cancellation raises.
+                await asyncio.wait([task])
+                if not task.cancelled() and task.exception() is not None:
+                    raise LedgerError("group commit writer failed") from task.exception()
         finally:
             # The writer has returned, or was cancelled while a commit ran on
             # the thread: let that commit finish before the ledger closes.
@@ -95,13 +100,12 @@ class GroupCommit:
 
         Same checks and same result as :meth:`Ledger.append`.
         """
-        request = prepare(
-            kind, job_id, payload, campaign_id=campaign_id, artifact_id=artifact_id
-        )
+        request = prepare(kind, job_id, payload, campaign_id=campaign_id, artifact_id=artifact_id)
         if self._closing or self._task is None:
             raise LedgerError("group commit is not open (use `async with ledger.group_commit()`)")
         if self._task.done():
-            raise LedgerError("group commit writer stopped") from self._task.exception()
+            cause = None if self._task.cancelled() else self._task.exception()
+            raise LedgerError("group commit writer stopped") from cause
         future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
         self._queue.append((request, future))
         self._wake.set()

@@ -13,7 +13,7 @@ cannot mistake a bad proof for a good one by ignoring a return value.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Sequence
 
 from jurat.errors import TamperError
 
@@ -27,7 +27,6 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "root_from_leaves",
-    "roots_at",
     "verify_consistency",
     "verify_inclusion",
     "verify_subtree_consistency",
@@ -117,17 +116,6 @@ def root_from_leaves(leaves: Sequence[bytes], lo: int = 0, hi: int | None = None
     for i in range(lo, end):
         rng.append(leaves[i])
     return rng.root()
-
-
-def roots_at(leaves: Iterable[bytes], sizes: Set[int]) -> dict[int, bytes]:
-    """Tree heads at each of ``sizes`` that the leaves reach, in one pass."""
-    rng = CompactRange()
-    roots = {0: EMPTY_ROOT} if 0 in sizes else {}
-    for leaf in leaves:
-        rng.append(leaf)
-        if rng.size in sizes:
-            roots[rng.size] = rng.root()
-    return roots
 
 
 def inclusion_ranges(index: int, size: int) -> list[tuple[int, int]]:

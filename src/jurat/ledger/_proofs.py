@@ -24,13 +24,23 @@ from jurat.ledger._merkle import (
     verify_inclusion,
 )
 from jurat.ledger._models import Checkpoint, ConsistencyProof, Entry, EntryProof, InclusionProof
+from jurat.ledger._note import parse_unverified_checkpoint
 from jurat.ledger._tree import frontier, leaf_key, node_key, range_hash, ranges_keys
-from jurat.ledger._treestore import read_nodes
+from jurat.ledger._treestore import heads, read_nodes
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["TreeIncomplete", "consistency", "inclusion", "prove_many"]
+__all__ = [
+    "TreeIncomplete",
+    "consistency",
+    "inclusion",
+    "prove_against",
+    "prove_consistency",
+    "prove_inclusion",
+    "prove_latest",
+    "prove_many",
+]
 
 _IN_CHUNK = 500
 
@@ -39,9 +49,7 @@ class TreeIncomplete(LedgerError):
     """A node a proof needs is not stored (yet): the tree is behind the entries."""
 
 
-def _nodes(
-    conn: Connection, tables: Tables, epoch: int, keys: set[int]
-) -> Mapping[int, bytes]:
+def _nodes(conn: Connection, tables: Tables, epoch: int, keys: set[int]) -> Mapping[int, bytes]:
     found = read_nodes(conn, tables.tree, epoch, keys)
     if len(found) != len(keys):
         missing = min(keys - found.keys())
@@ -67,9 +75,7 @@ def _entries(conn: Connection, tables: Tables, seqs: Sequence[int]) -> dict[int,
     return found
 
 
-def inclusion(
-    conn: Connection, tables: Tables, epoch: int, seq: int, size: int
-) -> InclusionProof:
+def inclusion(conn: Connection, tables: Tables, epoch: int, seq: int, size: int) -> InclusionProof:
     """RFC 9162 inclusion proof of ``seq`` in the tree of ``size``, root from the stored nodes."""
     ranges = inclusion_ranges(seq, size)
     nodes = _nodes(conn, tables, epoch, ranges_keys(ranges) | _root_keys(size) | {leaf_key(seq)})
@@ -151,3 +157,49 @@ def prove_many(
         )
         proofs[seq] = EntryProof(entry=entry, proof=proof, checkpoint=checkpoint.note)
     return [proofs[seq] for seq in seqs]
+
+
+def prove_inclusion(
+    conn: Connection, tables: Tables, seq: int, tree_size: int | None
+) -> InclusionProof:
+    """:func:`inclusion` with its bounds checked; ``tree_size`` None means the whole ledger."""
+    size, epoch = heads(conn, tables)
+    target = size if tree_size is None else tree_size
+    if not 0 <= seq < target <= size:
+        raise LedgerError(f"need 0 <= seq < tree size <= {size}; got seq {seq}, size {target}")
+    return inclusion(conn, tables, epoch, seq, target)
+
+
+def prove_consistency(
+    conn: Connection, tables: Tables, old_size: int, new_size: int | None
+) -> ConsistencyProof:
+    """:func:`consistency` with its bounds checked; ``new_size`` None means the whole ledger."""
+    size, epoch = heads(conn, tables)
+    target = size if new_size is None else new_size
+    if not 0 < old_size <= target <= size:
+        raise LedgerError(f"need 0 < old size <= new size <= {size}; got {old_size}, {target}")
+    return consistency(conn, tables, epoch, old_size, target)
+
+
+def prove_against(
+    conn: Connection, tables: Tables, seqs: Sequence[int], anchor: Checkpoint
+) -> list[EntryProof]:
+    """:func:`prove_many`, refusing a checkpoint beyond the ledger (a truncated copy)."""
+    size, epoch = heads(conn, tables)
+    if anchor.tree_size > size:
+        raise TamperError(
+            f"seq {size}: the checkpoint commits to {anchor.tree_size} entries but the "
+            f"ledger has {size}: truncated or restored from an older copy"
+        )
+    return prove_many(conn, tables, epoch, seqs, anchor)
+
+
+def prove_latest(conn: Connection, tables: Tables, seq: int) -> EntryProof:
+    """Entry ``seq`` proven in the latest stored checkpoint that covers it."""
+    c = tables.checkpoints
+    note = conn.execute(
+        select(c.c.note).where(c.c.tree_size > seq).order_by(c.c.id.desc()).limit(1)
+    ).scalar()
+    if note is None:
+        raise LedgerError(f"no checkpoint covers seq {seq} yet; run `jurat log checkpoint`")
+    return prove_against(conn, tables, [seq], parse_unverified_checkpoint(str(note)))[0]

@@ -1,4 +1,4 @@
-"""Small reads shared by the Ledger, checkpoint signing and proofs (inside a transaction)."""
+"""Small reads shared by the Ledger, appends and checkpoint signing (inside a transaction)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, Table, select
 
-from jurat.errors import TamperError
 from jurat.ledger._entry import entry_from_row
 from jurat.ledger._models import ReviewSlot
 
-__all__ = ["current_size", "now", "receipt_row", "review_slot", "stored_leaves"]
+__all__ = ["current_size", "now", "receipt_row", "review_slot"]
 
 
 def now() -> str:
@@ -23,21 +22,6 @@ def current_size(conn: Connection, entries: Table) -> int:
     """Number of entries: the tail's seq + 1."""
     tail = conn.execute(select(entries.c.seq).order_by(entries.c.seq.desc()).limit(1)).scalar()
     return 0 if tail is None else int(tail) + 1
-
-
-def stored_leaves(conn: Connection, entries: Table, size: int) -> list[bytes]:
-    """Stored leaf hashes of seq 0 .. size - 1, refusing a gap."""
-    rows = conn.execute(
-        select(entries.c.seq, entries.c.leaf_hash)
-        .where(entries.c.seq < size)
-        .order_by(entries.c.seq)
-    ).all()
-    for i, row in enumerate(rows):
-        if row.seq != i:
-            raise TamperError(f"seq {i}: entry missing (next stored seq is {row.seq})")
-    if len(rows) != size:
-        raise TamperError(f"seq {len(rows)}: entry missing")
-    return [bytes.fromhex(row.leaf_hash) for row in rows]
 
 
 def receipt_row(

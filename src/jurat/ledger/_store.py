@@ -17,7 +17,8 @@ from jurat.errors import LedgerError, TamperError
 from jurat.ledger._append import AppendRequest, append_batch, prepare
 from jurat.ledger._backend import Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import sign_checkpoint
-from jurat.ledger._entry import entry_from_row, hashed_bytes
+from jurat.ledger._entry import entry_from_row
+from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
 from jurat.ledger._group import GroupCommit
 from jurat.ledger._jobs import decode_receipt, receipt_payload
 from jurat.ledger._models import (
@@ -30,10 +31,16 @@ from jurat.ledger._models import (
     ReviewSlot,
 )
 from jurat.ledger._note import LogSigner, parse_unverified_checkpoint
-from jurat.ledger._proofs import TreeIncomplete, consistency, inclusion, prove_many
-from jurat.ledger._queries import current_size, receipt_row, review_slot
-from jurat.ledger._tiles import TILE_WIDTH, Tile, entry_bundle, tile_path, tiles_for_size
-from jurat.ledger._treestore import current_epoch, read_level, sync_tree
+from jurat.ledger._proofs import (
+    TreeIncomplete,
+    prove_against,
+    prove_consistency,
+    prove_inclusion,
+    prove_latest,
+)
+from jurat.ledger._queries import receipt_row, review_slot
+from jurat.ledger._tiles import TILE_WIDTH, Tile
+from jurat.ledger._treestore import sync_to_entries
 from jurat.ledger._verify import verify_ledger
 
 __all__ = ["Ledger", "open_ledger"]
@@ -71,7 +78,7 @@ def open_ledger(
 
     A ledger written before the Merkle tree's nodes were stored is migrated
     here, once: the table is created and filled from the stored leaf hashes
-    (about 2 nodes per entry; see docs/design.md, "The ledger at scale").
+    (about 2 nodes per entry; see docs/ledger-format.md, "Migration").
     """
     backend = Backend(url, prefix=prefix, schema=schema)
     migrate = False
@@ -334,46 +341,26 @@ class Ledger:
 
         O(log n) reads of the stored tree.
         """
-
-        def build(conn: Connection) -> InclusionProof:
-            size = current_size(conn, self._t.entries)
-            target = size if tree_size is None else tree_size
-            if not 0 <= seq < target <= size:
-                raise LedgerError(
-                    f"need 0 <= seq < tree size <= {size}; got seq {seq}, size {target}"
-                )
-            return inclusion(conn, self._t, current_epoch(conn, self._t.tree), seq, target)
-
-        return self._read_tree("building an inclusion proof", build)
+        return self._read_tree(
+            "building an inclusion proof",
+            lambda conn: prove_inclusion(conn, self._t, seq, tree_size),
+        )
 
     def consistency_proof(self, old_size: int, new_size: int | None = None) -> ConsistencyProof:
         """RFC 9162 consistency proof from ``old_size`` to ``new_size`` (default: all).
 
         O(log n) reads of the stored tree.
         """
-
-        def build(conn: Connection) -> ConsistencyProof:
-            size = current_size(conn, self._t.entries)
-            target = size if new_size is None else new_size
-            if not 0 < old_size <= target <= size:
-                raise LedgerError(
-                    f"need 0 < old size <= new size <= {size}; got {old_size}, {target}"
-                )
-            epoch = current_epoch(conn, self._t.tree)
-            return consistency(conn, self._t, epoch, old_size, target)
-
-        return self._read_tree("building a consistency proof", build)
+        return self._read_tree(
+            "building a consistency proof",
+            lambda conn: prove_consistency(conn, self._t, old_size, new_size),
+        )
 
     def prove_entry(self, seq: int) -> EntryProof:
         """Entry ``seq`` with its inclusion proof in the latest stored checkpoint covering it."""
-        c = self._t.checkpoints
-        with _db("reading checkpoints"), self._backend.read() as conn:
-            note = conn.execute(
-                select(c.c.note).where(c.c.tree_size > seq).order_by(c.c.id.desc()).limit(1)
-            ).scalar()
-        if note is None:
-            raise LedgerError(f"no checkpoint covers seq {seq} yet; run `jurat log checkpoint`")
-        return self.prove_entries([seq], str(note))[0]
+        return self._read_tree(
+            "building an inclusion proof", lambda conn: prove_latest(conn, self._t, seq)
+        )
 
     def prove_entries(
         self, seqs: Sequence[int], checkpoint: Checkpoint | str | None = None
@@ -387,27 +374,20 @@ class Ledger:
         for k entries. Raises TamperError when the ledger no longer reaches
         the checkpoint's root.
         """
-        if checkpoint is None:
-            stored = self.checkpoints()
-            if not stored:
-                raise LedgerError("no checkpoint yet; run `jurat log checkpoint`")
-            anchor = stored[-1]
-        elif isinstance(checkpoint, str):
-            anchor = parse_unverified_checkpoint(checkpoint)
-        else:
-            anchor = checkpoint
+        anchor, wanted = self._anchor(checkpoint), list(seqs)
+        return self._read_tree(
+            "building inclusion proofs", lambda conn: prove_against(conn, self._t, wanted, anchor)
+        )
 
-        def build(conn: Connection) -> list[EntryProof]:
-            size = current_size(conn, self._t.entries)
-            if anchor.tree_size > size:
-                raise TamperError(
-                    f"seq {size}: the checkpoint commits to {anchor.tree_size} entries but the "
-                    f"ledger has {size}: truncated or restored from an older copy"
-                )
-            epoch = current_epoch(conn, self._t.tree)
-            return prove_many(conn, self._t, epoch, list(seqs), anchor)
-
-        return self._read_tree("building inclusion proofs", build)
+    def _anchor(self, checkpoint: Checkpoint | str | None) -> Checkpoint:
+        if isinstance(checkpoint, Checkpoint):
+            return checkpoint
+        if isinstance(checkpoint, str):
+            return parse_unverified_checkpoint(checkpoint)
+        stored = self.checkpoints()
+        if not stored:
+            raise LedgerError("no checkpoint yet; run `jurat log checkpoint`")
+        return stored[-1]
 
     def _read_tree(self, action: str, build: Callable[[Connection], _T]) -> _T:
         """Run ``build(conn)`` in a read transaction; if the tree is behind, complete it once."""
@@ -425,73 +405,31 @@ class Ledger:
 
     def _sync_tree(self) -> None:
         """Bring the stored tree level with the entries (the migration, or catching up)."""
-        e = self._t.entries
         with _db("building the Merkle tree"), self._backend.write() as conn:
-            tail = conn.execute(
-                select(e.c.seq, e.c.leaf_hash).order_by(e.c.seq.desc()).limit(1)
-            ).first()
-            if tail is None:
-                sync_tree(conn, self._t, 0, None)
-            else:
-                sync_tree(conn, self._t, int(tail.seq) + 1, str(tail.leaf_hash))
+            sync_to_entries(conn, self._t)
 
     # -- tiles -------------------------------------------------------------
 
     def tile(self, tile: Tile) -> bytes:
         """The bytes of a C2SP tlog tile: its hashes concatenated (see ``_tiles``)."""
-        return b"".join(self._read_tree("reading a tile", lambda conn: self._tile(conn, tile)))
-
-    def _tile(self, conn: Connection, tile: Tile) -> list[bytes]:
-        size = current_size(conn, self._t.entries)
-        end = (tile.first + tile.width) << tile.tree_level
-        if end > size:
-            raise LedgerError(f"tile {tile.path()} needs {end} entries; the ledger has {size}")
-        epoch = current_epoch(conn, self._t.tree)
-        try:
-            return read_level(
-                conn, self._t.tree, epoch, tile.tree_level, tile.first, tile.first + tile.width
-            )
-        except TamperError as exc:
-            raise TreeIncomplete(str(exc)) from exc
+        return self._read_tree("reading a tile", lambda conn: tile_bytes(conn, self._t, tile))
 
     def entry_bundle(self, index: int, width: int = TILE_WIDTH) -> bytes:
         """The C2SP entry bundle ``tile/entries/<index>[.p/<width>]``: each leaf's entry bytes."""
-        first = index * TILE_WIDTH
-        entries = self.entries(after_seq=first - 1)
-        data: list[bytes] = []
-        for entry in entries:
-            if len(data) == width:
-                break
-            data.append(hashed_bytes(entry))
-        if len(data) != width:
-            raise LedgerError(f"entry bundle {index} needs {first + width} entries")
-        return entry_bundle(data)
+        return bundle_bytes(self.entries(after_seq=index * TILE_WIDTH - 1), index, width)
 
-    def export_tiles(self, directory: str | os.PathLike[str], checkpoint: str) -> int:
-        """Write ``checkpoint``, and every tile and entry bundle of its size, under ``directory``.
+    def export_tiles(
+        self, directory: str | os.PathLike[str], checkpoint: Checkpoint | str | None = None
+    ) -> int:
+        """Write a checkpoint (default: the latest), and every tile and entry bundle of its size.
 
-        The layout is C2SP tlog-tiles', so a static file server over
-        ``directory`` serves the log to tlog-tiles clients. Full tiles
+        The layout under ``directory`` is C2SP tlog-tiles', so a static file
+        server over it serves the log to tlog-tiles clients. Full tiles
         already there are kept (they never change). Returns files written.
         """
-        anchor = parse_unverified_checkpoint(checkpoint)
+        anchor = self._anchor(checkpoint)
         self.prove_entries([], anchor)  # the stored tree reaches its root, or TamperError
-        root = Path(directory)
-        written = 0
-        for tile in tiles_for_size(anchor.tree_size):
-            names = [tile.path()]
-            if tile.level == 0:
-                names.append(tile_path("entries", tile.index, tile.width))
-            for name in names:
-                path = root / name
-                if tile.width == TILE_WIDTH and path.exists():
-                    continue  # a full tile never changes
-                is_bundle = name.startswith("tile/entries/")
-                data = self.entry_bundle(tile.index, tile.width) if is_bundle else self.tile(tile)
-                _write_file(path, data)
-                written += 1
-        _write_file(root / "checkpoint", checkpoint.encode("utf-8"))
-        return written + 1
+        return export_directory(Path(directory), anchor, self.tile, self.entry_bundle)
 
     # -- verification ----------------------------------------------------
 
@@ -510,16 +448,3 @@ class Ledger:
                 checkpoint_path=self.checkpoint_path,
                 public_key=public_key,
             )
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, so a reader never sees half a tile."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise LedgerError(f"cannot write {path}: {exc.strerror}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)

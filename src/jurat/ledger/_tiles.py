@@ -1,7 +1,7 @@
 """C2SP tlog-tiles over the stored nodes: tile math, tile paths, tile and entry-bundle bytes.
 
-What jurat implements of https://c2sp.org/tlog-tiles (see docs/design.md,
-"The ledger at scale"):
+What jurat implements of https://c2sp.org/tlog-tiles (docs/ledger-format.md,
+"Tiles"):
 
 * the tile math: tiles of height 8 (256 hashes); tile ``L/N`` holds the
   hashes at tree level ``8·L`` with indices ``256·N … 256·N+255``; a tree of

@@ -6,7 +6,7 @@ import hashlib
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError as PydanticValidationError
@@ -18,7 +18,7 @@ from jurat.ledger._backend import ZERO_HASH
 from jurat.ledger._checkpoint import read_external
 from jurat.ledger._entry import broken_link, entry_from_row, hashed_bytes
 from jurat.ledger._jobs import decode_receipt
-from jurat.ledger._merkle import EMPTY_ROOT, CompactRange, leaf_hash, verify_inclusion
+from jurat.ledger._merkle import EMPTY_ROOT, CompactRange, leaf_hash, node_hash, verify_inclusion
 from jurat.ledger._models import Checkpoint, Entry, EntryProof, LedgerReport
 from jurat.ledger._note import (
     default_log_key_path,
@@ -26,6 +26,7 @@ from jurat.ledger._note import (
     parse_checkpoint,
     parse_unverified_checkpoint,
 )
+from jurat.ledger._treestore import current_epoch, read_level, stored_leaf_count
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
@@ -33,6 +34,17 @@ if TYPE_CHECKING:
 __all__ = ["verify_entry_proof", "verify_ledger", "verify_receipt_inclusion"]
 
 _BATCH = 1000
+_TREE_BATCH = 10000
+
+
+class _Walk(NamedTuple):
+    """What step 3 recomputed from the entries."""
+
+    size: int
+    root: bytes
+    head: str
+    roots: dict[int, bytes]
+    kinds: Counter[str]
 
 
 def verify_ledger(
@@ -47,23 +59,63 @@ def verify_ledger(
 
     Runs inside one read transaction, so it sees one snapshot even while
     writers append. Raises :class:`TamperError` naming the first bad ``seq``.
-    """
-    e, c = tables.entries, tables.checkpoints
-    warnings: list[str] = []
 
-    # Step 0: on SQLite, the file's own structure must be sound; a byte
-    # changed in an index copy would otherwise hide a row from look-ups
-    # without touching the row itself.
+    Steps: 1. the SQLite file's own structure (SQLite only); 2. the anchors:
+    stored checkpoints in order, each matching its note, and the checkpoint
+    file; 3. every entry, in order, against its own hashes and its
+    predecessor, folding the Merkle tree; 4. every stored checkpoint against
+    the recomputed tree (and its signature); 5. the checkpoint file likewise;
+    6. the stored Merkle tree nodes against the recomputed tree; 7. the
+    report. Steps 4 and 5 share :func:`_check_anchor`.
+    """
+    warnings: list[str] = []
+    _check_sqlite_file(conn, backend)
+    stored, external = _read_anchors(conn, tables, checkpoint_path)
+    wanted = {cp.tree_size for cp in stored}
+    if external is not None:
+        wanted.add(external.tree_size)
+    walk = _walk_entries(conn, tables, wanted)
+    signatures = _check_stored(stored, walk, public_key)
+    signatures += _check_external(external, stored, walk, checkpoint_path, public_key, warnings)
+    _check_tree(conn, tables, walk.size, warnings)
+    # Step 7: report what held, and what weakens the guarantee.
+    if not stored and external is None:
+        warnings.append("no checkpoint yet: losing the newest entries would not be detected")
+    if public_key is None and (stored or external is not None):
+        warnings.append("checkpoint signatures not checked (no log public key given)")
+    return LedgerReport(
+        backend=backend,
+        tree_size=walk.size,
+        root_hash=walk.root.hex(),
+        head_hash=walk.head,
+        kinds=dict(sorted(walk.kinds.items())),
+        checkpoints_checked=len(stored),
+        signatures_checked=signatures,
+        external_checkpoint=None if checkpoint_path is None else str(checkpoint_path),
+        external_tree_size=None if external is None else external.tree_size,
+        warnings=tuple(warnings),
+    )
+
+
+def _check_sqlite_file(conn: Connection, backend: str) -> None:
+    """Step 1: on SQLite, the file's own structure must be sound.
+
+    A byte changed in an index copy would otherwise hide a row from look-ups
+    without touching the row itself.
+    """
     if backend == "sqlite":
         problems = [str(r) for r in conn.exec_driver_sql("PRAGMA integrity_check").scalars()]
         if problems != ["ok"]:
             raise TamperError(f"SQLite integrity check failed: {'; '.join(problems[:3])}")
 
-    # Step 1: collect the anchors: checkpoints stored in the database, in the
-    # order they were written, and the one kept outside it.
-    stored_rows = conn.execute(select(c).order_by(c.c.id)).all()
+
+def _read_anchors(
+    conn: Connection, tables: Tables, checkpoint_path: Path | None
+) -> tuple[list[Checkpoint], Checkpoint | None]:
+    """Step 2: checkpoints stored in the database, in the order written, and the one outside."""
+    c = tables.checkpoints
     stored: list[Checkpoint] = []
-    for i, row in enumerate(stored_rows):
+    for i, row in enumerate(conn.execute(select(c).order_by(c.c.id)).all()):
         if row.id != i:
             raise TamperError(f"checkpoint {i} is missing from the database")
         cp = parse_unverified_checkpoint(row.note)
@@ -71,18 +123,22 @@ def verify_ledger(
             raise TamperError(f"checkpoint {i}: stored columns differ from its signed note")
         stored.append(cp)
     external = read_external(checkpoint_path) if checkpoint_path is not None else None
-    wanted = {cp.tree_size for cp in stored}
-    if external is not None:
-        wanted.add(external.tree_size)
+    return stored, external
 
-    # Step 2: walk every entry in seq order. Each must be the next seq, hash
-    # to its stored entry and leaf hashes from its own bytes, and link to its
-    # predecessor; its leaf extends the Merkle tree.
+
+def _walk_entries(conn: Connection, tables: Tables, wanted: set[int]) -> _Walk:
+    """Step 3: every entry in seq order.
+
+    Each must be the next seq, hash to its stored entry and leaf hashes from
+    its own bytes, and link to its predecessor; its leaf extends the Merkle
+    tree, whose root is kept at each anchor's size.
+    """
+    e = tables.entries
     rng = CompactRange()
     roots: dict[int, bytes] = {0: EMPTY_ROOT}
     kinds: Counter[str] = Counter()
     prev = ZERO_HASH
-    rows = conn.execution_options(yield_per=_BATCH).execute(select(e).order_by(e.c.seq))
+    rows = conn.execute(select(e).order_by(e.c.seq).execution_options(yield_per=_BATCH))
     for row in rows:
         expected = rng.size
         if row.seq != expected:
@@ -97,71 +153,125 @@ def verify_ledger(
         rng.append(bytes.fromhex(entry.leaf_hash))
         if rng.size in wanted:
             roots[rng.size] = rng.root()
-    size = rng.size
+    return _Walk(rng.size, rng.root(), prev, roots, kinds)
 
-    # Step 3: every stored checkpoint must be reached by the entries: sizes
-    # never shrink, none exceeds the ledger, each root is recomputed.
-    key = public_key
+
+def _check_stored(stored: list[Checkpoint], walk: _Walk, key: Ed25519PublicKey | str | None) -> int:
+    """Step 4: every stored checkpoint is reached by the entries; returns signatures checked.
+
+    Sizes never shrink, none exceeds the ledger, each root is recomputed.
+    """
     signatures = 0
     good_size = 0
     for i, cp in enumerate(stored):
         if i and cp.tree_size < stored[i - 1].tree_size:
             raise TamperError(f"checkpoint {i} shrinks the tree to {cp.tree_size}")
-        _check_anchor(cp, size, roots, good_size, f"stored checkpoint {i}")
-        if key is not None:
-            parse_checkpoint(cp.note, key)
-            signatures += 1
+        signatures += _check_anchor(cp, walk, good_size, f"stored checkpoint {i}", key)
         good_size = cp.tree_size
+    return signatures
 
-    # Step 4: the checkpoint outside the database catches a restored older
-    # copy or a truncated tail, which leave the database self-consistent.
-    if external is not None:
-        where = f"external checkpoint {checkpoint_path}"
-        below = [cp.tree_size for cp in stored if cp.tree_size <= external.tree_size]
-        _check_anchor(external, size, roots, max(below, default=0), where)
-        if key is not None:
-            parse_checkpoint(external.note, key)
-            signatures += 1
-    elif checkpoint_path is not None and stored:
+
+def _check_external(
+    external: Checkpoint | None,
+    stored: list[Checkpoint],
+    walk: _Walk,
+    checkpoint_path: Path | None,
+    key: Ed25519PublicKey | str | None,
+    warnings: list[str],
+) -> int:
+    """Step 5: the checkpoint outside the database; returns signatures checked.
+
+    It catches a restored older copy or a truncated tail, which leave the
+    database self-consistent.
+    """
+    if external is None:
+        if checkpoint_path is not None and stored:
+            warnings.append(
+                f"checkpoint file {checkpoint_path} is missing: a restored older copy of the "
+                "database would not be detected"
+            )
+        return 0
+    below = [cp.tree_size for cp in stored if cp.tree_size <= external.tree_size]
+    where = f"external checkpoint {checkpoint_path}"
+    return _check_anchor(external, walk, max(below, default=0), where, key)
+
+
+def _check_tree(conn: Connection, tables: Tables, size: int, warnings: list[str]) -> None:
+    """Step 6: the stored Merkle tree nodes are the tree of the entries just walked.
+
+    Proofs are read from these nodes (and each is checked against its
+    checkpoint when made), so an edited node is tampering even though no
+    entry changed. Level 0 is compared with the entries' leaf hashes, each
+    level above with the hashes of the pairs below it.
+    """
+    t = tables.tree
+    epoch = current_epoch(conn, t)
+    stored = stored_leaf_count(conn, t, epoch)
+    if epoch:
         warnings.append(
-            f"checkpoint file {checkpoint_path} is missing: a restored older copy of the "
-            "database would not be detected"
+            f"the Merkle tree table was rebuilt {epoch} time(s): a copy disagreed with the "
+            "entries, so entries were removed or rewritten behind the ledger's back"
         )
-    if not stored and external is None:
-        warnings.append("no checkpoint yet: losing the newest entries would not be detected")
-    if key is None and (stored or external is not None):
-        warnings.append("checkpoint signatures not checked (no log public key given)")
-
-    # Step 5: report what held.
-    return LedgerReport(
-        backend=backend,
-        tree_size=size,
-        root_hash=rng.root().hex(),
-        head_hash=prev,
-        kinds=dict(sorted(kinds.items())),
-        checkpoints_checked=len(stored),
-        signatures_checked=signatures,
-        external_checkpoint=None if checkpoint_path is None else str(checkpoint_path),
-        external_tree_size=None if external is None else external.tree_size,
-        warnings=tuple(warnings),
-    )
+    if stored > size:
+        warnings.append(
+            f"the Merkle tree table holds {stored} leaves but the ledger {size} entries: "
+            "entries were removed behind the ledger's back (the next append rebuilds the tree)"
+        )
+    elif stored < size:
+        warnings.append(
+            f"the Merkle tree table covers {stored} of {size} entries (appended by an older "
+            "jurat); the next append or checkpoint completes it"
+        )
+    n = min(stored, size)
+    e = tables.entries
+    for lo in range(0, n, _TREE_BATCH):
+        hi = min(n, lo + _TREE_BATCH)
+        leaves = conn.execute(
+            select(e.c.seq, e.c.leaf_hash).where(e.c.seq >= lo, e.c.seq < hi).order_by(e.c.seq)
+        ).all()
+        for (seq, leaf), node in zip(leaves, read_level(conn, t, epoch, 0, lo, hi), strict=True):
+            if node.hex() != leaf:
+                raise TamperError(f"seq {seq}: the stored Merkle tree leaf differs from the entry")
+    level = 1
+    while n >> level:
+        count = n >> level
+        for lo in range(0, count, _TREE_BATCH):
+            hi = min(count, lo + _TREE_BATCH)
+            below = read_level(conn, t, epoch, level - 1, 2 * lo, 2 * hi)
+            for i, node in enumerate(read_level(conn, t, epoch, level, lo, hi)):
+                if node_hash(below[2 * i], below[2 * i + 1]) != node:
+                    first = (lo + i) << level
+                    raise TamperError(
+                        f"seq {first}..{first + (1 << level) - 1}: the stored Merkle tree hash "
+                        f"at level {level} differs from the entries' (tree table edited)"
+                    )
+        level += 1
 
 
 def _check_anchor(
-    cp: Checkpoint, size: int, roots: dict[int, bytes], good_size: int, where: str
-) -> None:
-    if cp.tree_size > size:
+    cp: Checkpoint,
+    walk: _Walk,
+    good_size: int,
+    where: str,
+    key: Ed25519PublicKey | str | None,
+) -> int:
+    """Steps 4 and 5 for one checkpoint: reached, same root, signed; returns signatures checked."""
+    if cp.tree_size > walk.size:
         raise TamperError(
-            f"seq {size}: the {where} commits to {cp.tree_size} entries but the ledger has "
-            f"{size}: truncated or restored from an older copy"
+            f"seq {walk.size}: the {where} commits to {cp.tree_size} entries but the ledger "
+            f"has {walk.size}: truncated or restored from an older copy"
         )
-    if roots[cp.tree_size].hex() != cp.root_hash:
+    if walk.roots[cp.tree_size].hex() != cp.root_hash:
         # Every entry hashed correctly, so the history was rewritten with
         # fresh hashes; the last matching checkpoint bounds where.
         raise TamperError(
             f"seq {good_size}..{cp.tree_size - 1}: entries differ from the {where} "
             "(history rewritten or forked)"
         )
+    if key is None:
+        return 0
+    parse_checkpoint(cp.note, key)
+    return 1
 
 
 def _load_proof(proof: EntryProof | str | bytes | dict[str, Any]) -> EntryProof:
