@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("orchestration.py", "code_checks.py", "ledger.py", "receipts.py", "equivalence.py")
+SCRIPTS = ("orchestration.py", "code_checks.py", "ledger.py", "receipts.py", "equivalence.py",
+           "run_e2e.py")
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""What `make demo` runs: the three quickstart campaigns, a verification, a replay, a report.
+"""What `make demo` runs: the quickstart campaigns, a verification, a replay, a report.
 
 Run from this directory with the project's virtualenv python. Outputs go to ./out/.
 A second run reuses every receipt from the ledger (jobs are idempotent).
@@ -14,7 +14,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 KEYS = OUT / "keys"
 LEDGER = f"sqlite:///{OUT / 'jurat.db'}"
-CAMPAIGNS = ("rubric", "criteria", "equivalence")
+CAMPAIGNS = ("rubric", "criteria", "equivalence", "dataset")
 # run exit codes 0/1/2 are decisions (accept / escalate-warn / reject-block); 3 is an input
 # error, 4 a failure during the run.
 DECISION_CODES = (0, 1, 2)

@@ -20,14 +20,17 @@ validator records it as the vote's error kind without a parser of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
 import math
 import operator
 import re
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, cast
 
+import pydantic_core
 import rfc8785
 from pydantic import BaseModel
 
@@ -36,11 +39,18 @@ from jurat.errors import ValidationError
 __all__ = [
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
+    "CanonicalCandidate",
     "StrictJSONError",
     "StrictJSONKind",
     "canonical_json",
+    "canonical_json_value",
     "digest_json",
+    "element_spans",
+    "loads_candidate",
     "loads_strict",
+    "member_span",
+    "member_start",
+    "same_json",
     "sha256_digest",
 ]
 
@@ -94,10 +104,150 @@ def canonical_json(obj: Any) -> bytes:
     Refuses NaN, infinities and integers beyond 2**53, which RFC 8785 cannot
     represent exactly.
     """
+    if isinstance(obj, BaseModel):
+        return canonical_json_value(obj.model_dump(mode="json"))
+    return canonical_json_value(_plain(obj))
+
+
+def canonical_json_value(value: Any) -> bytes:
+    """RFC 8785 bytes of a JSON value whose object keys are all ``str``, as ``loads_strict``
+    and ``model_dump(mode="json")`` return them; ``canonical_json`` for anything else.
+
+    No model dumping and no key coercion, so no walk over the value in Python. Refuses what
+    ``canonical_json`` refuses (a key that is not a string is the caller's error: ``json``
+    would write it, RFC 8785 has no such key).
+    """
+    fast = _fast_canonical(value)
+    if fast is not None:
+        return fast[0]
     try:
-        return bytes(rfc8785.dumps(_plain(obj)))
+        return bytes(rfc8785.dumps(value))
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise ValidationError(f"cannot canonicalise value: {exc}") from exc
+
+
+# Why a second serialiser beside rfc8785: rfc8785 is the reference (and the only
+# maintained RFC 8785 package for Python), but it is pure Python, about eight times slower
+# than the standard library's C encoder, and verification serialises every payload it
+# checks. The C encoder (sorted keys, no whitespace, UTF-8 kept as is) writes exactly the
+# RFC 8785 bytes except in three places, and each one is detected on its output, never
+# guessed:
+#
+# - numbers: ints print alike up to 2**53 - 1, which RFC 8785 also refuses beyond, and a
+#   float prints as Python's repr, the same shortest round-trip digits rfc8785 starts
+#   from; the two differ only for a whole float ("1.0" where RFC 8785 writes "1", "-0.0"
+#   for "0"), an exponent ("1e-07" for "1e-7", "1e+16" for "10000000000000000") and 16
+#   or more integer digits (ints beyond 2**53 - 1). Outside strings the text holds only
+#   punctuation, numbers, true, false and null, so there ``_EXPONENT`` finds every
+#   exponent, ``_long_integer`` every integer part of 16 digits or more (a whole float
+#   from 1e15 up too, which only costs the fallback), ``_NEGATIVE_ZERO`` -0.0 (rare:
+#   fallback) and ``_WHOLE_FLOAT`` every other whole float. Those lose their ".0", as
+#   RFC 8785 writes them, wherever ``_WHOLE_FLOAT_TOKEN`` matches the text: a whole float
+#   inside an array or object always does, so when it matches exactly as many times as
+#   there are whole floats, none of its matches was inside a string;
+# - key order: Python sorts by code point, RFC 8785 by UTF-16 code unit; the two orders
+#   differ only between a character above U+FFFF and one in U+E000-U+FFFF, so a text that
+#   does not hold both is sorted the same way;
+# - a lone surrogate, which rfc8785 refuses: encoding the text to UTF-8 fails on it.
+#
+# Anything else the encoder cannot write (NaN, infinities, other types) raises. In every
+# one of these cases ``rfc8785`` serialises (or refuses) the value instead.
+# tests/receipts/test_canonical_fast.py checks the equality against rfc8785 on random JSON.
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False,
+    allow_nan=False,
+    check_circular=False,
+    sort_keys=True,
+    separators=(",", ":"),
+)
+# Patterns that start with a literal, so the regex engine skips to candidates in C.
+_WHOLE_FLOAT = re.compile(r"\.0(?![0-9])")
+_WHOLE_FLOAT_TOKEN = re.compile(r"\.0(?=[,\]}])(?<=[0-9]\.0)")
+_NEGATIVE_ZERO = re.compile(r"-0\.0(?![0-9])")
+_EXPONENT = re.compile(r"e[-+]")
+# Each byte of the text outside strings as "0" (a digit), "." or "," (anything else).
+_SHAPE = bytes(48 if 48 <= b <= 57 else 46 if b == 46 else 44 for b in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
+_ABOVE_BMP = re.compile("[\U00010000-\U0010ffff]")
+_HIGH_BMP = re.compile("[\ue000-\uffff]")
+
+
+def _fast_canonical(value: Any) -> tuple[bytes, str] | None:
+    """The RFC 8785 bytes of ``value`` from the C encoder, or None where they may differ;
+    with the text outside strings (``_outside_strings``), whole floats still whole."""
+    try:
+        text = _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    outside = _outside_strings(text)
+    if _EXPONENT.search(outside) or _long_integer(outside) or _NEGATIVE_ZERO.search(outside):
+        return None
+    wholes = len(_WHOLE_FLOAT.findall(outside))
+    if wholes:
+        text, found = _WHOLE_FLOAT_TOKEN.subn("", text)
+        if found != wholes:
+            return None
+    if text.isascii():
+        return text.encode("ascii"), outside
+    if _ABOVE_BMP.search(text) and _HIGH_BMP.search(text):
+        return None
+    try:
+        return text.encode("utf-8"), outside
+    except UnicodeEncodeError:
+        return None
+
+
+def _long_integer(outside: str) -> bool:
+    """Whether a number outside strings has 16 or more digits before any decimal point.
+
+    Digits after a "." are a fraction; any other run of digits starts after a
+    delimiter, a sign or the text's start. Translated and searched in C.
+    """
+    shape = b"," + outside.encode("ascii", "replace").translate(_SHAPE)
+    return b"," + _SIXTEEN_DIGITS in shape
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values have the same RFC 8785 serialisation, without serialising.
+
+    Numbers compare by value (``1`` and ``1.0`` are both written ``1``), booleans only
+    with booleans, strings and nulls only with their own type, so no coercion can hide in
+    an equal-looking document.
+    """
+    ta, tb = type(a), type(b)
+    if ta is dict and tb is dict:
+        return a.keys() == b.keys() and _same_members(a.values(), map(b.__getitem__, a))
+    if ta is list and tb is list:
+        return len(a) == len(b) and _same_members(a, b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return ta is tb and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return bool(a == b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return ta is tb and bool(a == b)
+
+
+def _same_members(xs: Iterable[Any], ys: Iterable[Any]) -> bool:
+    # Step 4 compares every field of every receipt: the usual leaves (strings, nulls,
+    # plain numbers) are decided in this loop, anything else by ``same_json``.
+    for x, y in zip(xs, ys, strict=True):
+        tx = type(x)
+        if tx is str:
+            if type(y) is not str or x != y:
+                return False
+        elif x is None:
+            if y is not None:
+                return False
+        elif tx is int or tx is float:
+            ty = type(y)
+            if (ty is not int and ty is not float) or x != y:
+                return False
+        elif not same_json(x, y):
+            return False
+    return True
 
 
 def sha256_digest(data: bytes | str) -> str:
@@ -119,11 +269,13 @@ def _refuse_constant(name: str) -> Any:
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # json and pydantic keep the last duplicate, so {"disposition": "reject", "disposition":
     # "accept"} would read as accept: two readers, two documents in the same bytes.
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise StrictJSONError(f"duplicate key {key!r}", kind="duplicate_key")
-        out[key] = value
+    out = dict(pairs)  # built in C; a duplicate shows as a shorter dict
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise StrictJSONError(f"duplicate key {key!r}", kind="duplicate_key")
+            seen.add(key)
     return out
 
 
@@ -134,23 +286,50 @@ def _finite(text: str) -> float:
     return value
 
 
-# A JSON string, or an unterminated one running to the end of the text. Every match
-# attempt that starts at a quote succeeds, so re.sub stays linear on hostile input
-# (a pattern that could fail would be retried at every later quote: quadratic).
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+# Escaped backslashes and quotes, masked by as many characters as JSON never holds raw (a
+# control character is escaped inside a string and invalid outside one). str.replace
+# reads left to right as a JSON reader does, so "\\" is taken before a quote after it
+# could be: in valid JSON every quote left unmasked opens or closes a string.
+_MASKS = (("\\\\", "\x01\x01"), ('\\"', "\x02\x02"))
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 # Opening brackets become 2, closing ones 0: the running sum minus the count is the depth.
 _STEP = str.maketrans({"[": "\x02", "{": "\x02", "]": "\x00", "}": "\x00"})
+_BYTE_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_NOT_BRACKET_BYTES = bytes(b for b in range(256) if b not in b"[]{}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _depth(text: str) -> int:
-    """The deepest bracket nesting outside strings, without recursion (linear time).
+def _mask_escapes(text: str) -> str:
+    """``text`` with escaped backslashes and quotes masked (``_MASKS``), same length.
+
+    Split at its quotes, the pieces then alternate outside / inside a string (an
+    unterminated string runs to the end): the split is done in C, where matching every
+    string with a pattern is not. For valid JSON; for invalid JSON the pieces may differ
+    only after the point where ``json.loads`` stops with an error.
+    """
+    if "\\" in text:
+        for escape, mask in _MASKS:
+            text = text.replace(escape, mask)
+    return text
+
+
+def _outside_strings(text: str) -> str:
+    """The text with every string removed (quotes included), for valid JSON; NUL (never
+    raw in JSON) where each one was, so no two tokens are joined."""
+    return "\x00".join(_mask_escapes(text).split('"')[::2])
+
+
+def _depth(outside: str) -> int:
+    """The deepest bracket nesting of a text outside its strings (``_outside_strings``),
+    without recursion (linear time).
 
     For valid JSON this is the nesting ``json.loads`` will recurse into. For invalid
     JSON it may differ only after the point where ``json.loads`` stops with an error.
     """
-    skeleton = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_STEP).encode("ascii")
+    if outside.isascii():  # always, for valid JSON: only strings hold other characters
+        skeleton = outside.encode("ascii").translate(_BYTE_STEP, _NOT_BRACKET_BYTES)
+    else:
+        skeleton = _NOT_BRACKET.sub("", outside).translate(_STEP).encode("ascii")
     levels = map(operator.sub, itertools.accumulate(skeleton), itertools.count(1))
     return max(levels, default=0)
 
@@ -187,6 +366,14 @@ def _text(data: bytes | bytearray | str, max_bytes: int) -> str:
             "contains a NUL character: UTF-16 or UTF-32 text is refused", kind="encoding"
         )
     return text
+
+
+def _within_depth(outside: str, max_depth: int) -> None:
+    depth = _depth(outside)
+    if depth > max_depth:
+        raise StrictJSONError(
+            f"nests {depth} levels deep, more than the limit of {max_depth}", kind="too_deep"
+        )
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
@@ -228,11 +415,7 @@ def loads_strict(
     which would let two readers see two documents in the same bytes.
     """
     text = _text(data, max_bytes)
-    depth = _depth(text)
-    if depth > max_depth:
-        raise StrictJSONError(
-            f"nests {depth} levels deep, more than the limit of {max_depth}", kind="too_deep"
-        )
+    _within_depth(_outside_strings(text), max_depth)
     try:
         value = json.loads(
             text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
@@ -247,3 +430,143 @@ def loads_strict(
     if _SURROGATE_ESCAPE.search(text):
         _refuse_lone_surrogates(value)
     return value
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CanonicalCandidate:
+    """Bytes that are to be RFC 8785 canonical JSON, and the value parsed from them.
+
+    Made by ``loads_candidate``. Nothing about ``value`` is checked but the size and
+    encoding of ``data``: it is to be used only once ``is_canonical_form_of`` has held.
+    """
+
+    value: Any
+    """What a plain JSON parser reads in ``data``: duplicate keys, NaN, lone surrogate
+    escapes and deep nesting are not refused yet."""
+    data: bytes
+    """The bytes."""
+    max_depth: int
+    """The nesting ``data`` may have (``loads_strict``'s ``max_depth``)."""
+
+    def is_canonical_form_of(self, other: Any) -> bool:
+        """Whether ``data`` is the RFC 8785 serialisation of ``other``, as written by the
+        fast serialiser, within ``max_depth``; False also when only rfc8785 could say.
+
+        When it holds, ``data`` is also the RFC 8785 serialisation of ``value``, and
+        ``value`` is what ``loads_strict`` returns for ``data``: RFC 8785 writes no
+        duplicate key, no NaN, no escape but its own, no whitespace, and every number it
+        writes reads back as a number it writes the same way, except an integer part of
+        16 digits or more, which the fast serialiser never writes. ``data`` nests as deep
+        as the serialisation of ``other``, whose brackets are counted outside its strings
+        before anything is compared. So ``other`` and ``value`` serialise alike, which is
+        what ``same_json`` decides.
+        """
+        try:
+            fast = _fast_canonical(other)
+        except Exception:  # noqa: BLE001 - a value the fast path cannot serialise
+            return False
+        return fast is not None and _depth(fast[1]) <= self.max_depth and fast[0] == self.data
+
+
+def loads_candidate(
+    data: bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH
+) -> CanonicalCandidate:
+    """Parse bytes that must be RFC 8785 canonical JSON, checking only what parsing needs.
+
+    The size limit of ``loads_strict`` holds (its ``StrictJSONError``), and the bytes are
+    parsed by pydantic-core's JSON parser (jiter, in Rust, the fastest reader at hand),
+    which refuses what is not UTF-8 JSON and guards its own recursion. What else
+    ``loads_strict`` refuses, nesting deeper than ``max_depth`` included, can never be in
+    what ``CanonicalCandidate.is_canonical_form_of`` accepts; and once that holds, every
+    number and string read here serialises back to its own bytes, so ``value`` is what
+    ``json.loads`` reads. For verification (step 4), where the bytes are then compared
+    with the serialisation of the records read from them.
+    """
+    if len(data) > max_bytes:
+        raise StrictJSONError(
+            f"{len(data)} bytes is more than the {max_bytes}-byte limit", kind="oversized"
+        )
+    try:
+        value = pydantic_core.from_json(data)
+    except ValueError as exc:
+        raise StrictJSONError(f"not one JSON document: {exc}", kind="malformed") from exc
+    return CanonicalCandidate(value, bytes(data), max_depth)
+
+
+# The C readers json.loads uses, kept by its decoder as attributes: a value, (text, index)
+# -> (the value starting there, its end), and a string's rest, (text, index after its
+# opening quote) -> (the string, its end).
+_DECODER = vars(json.JSONDecoder())
+_SCAN_VALUE = cast(Callable[[str, int], tuple[Any, int]], _DECODER["scan_once"])
+_SCAN_STRING = cast(Callable[[str, int], tuple[str, int]], _DECODER["parse_string"])
+
+
+def _value_end(text: str, index: int) -> int:
+    try:
+        return int(_SCAN_VALUE(text, index)[1])
+    except StopIteration:
+        raise ValueError(f"no JSON value at offset {index}") from None
+
+
+def _next_after(text: str, index: int) -> int:
+    """The offset after the value at ``index`` and the "," that must follow it."""
+    end = _value_end(text, index)
+    if text[end : end + 1] != ",":
+        raise ValueError(f"no ',' at offset {end}: the member or element is not there")
+    return end + 1
+
+
+def member_span(text: str, path: Sequence[str | int], start: int = 0) -> tuple[int, int]:
+    """Where the value at ``path`` (object keys and array indices) lies in ``text``, JSON
+    with nothing between its tokens, as RFC 8785 writes it: ``text[begin:end]``.
+
+    The span of a value inside an RFC 8785 serialisation is that value's own RFC 8785
+    serialisation (each value is written without regard to where it stands), so hashing
+    it digests the value without serialising it again. Values passed on the way are
+    parsed (in C) to be stepped over. Raises ValueError when ``path`` is not there.
+    """
+    begin = member_start(text, path, start)
+    return begin, _value_end(text, begin)
+
+
+def member_start(text: str, path: Sequence[str | int], start: int = 0) -> int:
+    """Where the value at ``path`` begins in ``text`` (``member_span`` without its end)."""
+    i = start
+    for step in path:
+        opener = "{" if isinstance(step, str) else "["
+        if text[i : i + 1] != opener:
+            raise ValueError(f"no {step!r} at offset {i}")
+        i += 1
+        if isinstance(step, str):
+            while True:
+                if text[i : i + 1] != '"':
+                    raise ValueError(f"no key {step!r} in the object before offset {i}")
+                key, i = _SCAN_STRING(text, i + 1)
+                if text[i : i + 1] != ":":
+                    raise ValueError(f"no ':' at offset {i}")
+                i += 1
+                if key == step:
+                    break
+                i = _next_after(text, i)
+        else:
+            for _ in range(step):
+                i = _next_after(text, i)
+    return i
+
+
+def element_spans(text: str, start: int) -> list[tuple[int, int]]:
+    """The spans of the elements of the array at ``start`` (see ``member_span``)."""
+    if text[start : start + 1] != "[":
+        raise ValueError(f"no array at offset {start}")
+    spans: list[tuple[int, int]] = []
+    i = start + 1
+    if text[i : i + 1] == "]":
+        return spans
+    while True:
+        end = _value_end(text, i)
+        spans.append((i, end))
+        if text[end : end + 1] == "]":
+            return spans
+        if text[end : end + 1] != ",":
+            raise ValueError(f"no ',' or ']' at offset {end}")
+        i = end + 1

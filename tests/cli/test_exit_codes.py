@@ -166,13 +166,14 @@ def test_log_verify_exits_0_and_1_on_tampering(
     path = campaign(tmp_path, CRITERIA, "logged", "always-yes")
     assert _run(path, tmp_path, signing_key[0])[0] == ExitCode.OK
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    assert jurat("log", "verify", url).exit_code == ExitCode.OK
+    log_pub = str(signing_key[0].with_name("jurat-log.pub"))
+    assert jurat("log", "verify", url, "--log-key", log_pub).exit_code == ExitCode.OK
     # Tamper below the ledger: drop its append-only triggers, delete an entry.
     with sqlite3.connect(tmp_path / "ledger.db") as db:
         triggers = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'")]
         for trigger in triggers:
             db.execute(f"DROP TRIGGER {trigger}")
         db.execute("DELETE FROM jurat_entries WHERE seq = 1")
-    tampered = jurat("log", "verify", url)
+    tampered = jurat("log", "verify", url, "--log-key", log_pub)
     assert tampered.exit_code == ExitCode.ESCALATE, tampered.output
     assert "ledger verification failed" in tampered.stderr

@@ -61,13 +61,17 @@ def test_log_key_refuses_loose_permissions_and_junk(tmp_path: Path) -> None:
 
 
 def test_default_key_location_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default log key sits beside the default signing key (``jurat-log.key`` beside
+    ``jurat.key``), with its public half ``jurat-log.pub``."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    assert default_log_key_path() == tmp_path / "xdg" / "jurat" / "log.key"
+    assert default_log_key_path() == tmp_path / "xdg" / "jurat" / "jurat-log.key"
     monkeypatch.delenv("XDG_CONFIG_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_log_key_path() == tmp_path / "home" / ".config" / "jurat" / "log.key"
+    home = tmp_path / "home" / ".config" / "jurat"
+    assert default_log_key_path() == home / "jurat-log.key"
     signer = load_or_create_log_key()
-    assert (tmp_path / "home" / ".config" / "jurat" / "log.key").exists()
+    assert (home / "jurat-log.key").exists()
+    assert (home / "jurat-log.pub").read_text() == signer.verifier_key() + "\n"
     assert load_log_key().public_bytes == signer.public_bytes
 
 

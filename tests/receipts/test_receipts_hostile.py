@@ -419,30 +419,37 @@ def test_a_hostile_inclusion_proof_fails_step_8(
     receipt_file: Path, pub_path: Path, tmp_path: Path
 ) -> None:
     from jurat.cli._verify import verify_command
+    from jurat.ledger import log_keygen
 
     checkpoint = tmp_path / "checkpoint"
     checkpoint.write_text("jurat.dev/log\n1\nAAAA\n")
     proof = receipt_file.with_name(receipt_file.name + ".proof.json")
+    # The log's public key, so that step 8 reaches the proof (without one it fails first).
+    _, log_pub = log_keygen(tmp_path / "log")
     calls: list[Path] = []
 
-    def never(bundle: bytes, p: Path, cp: Path) -> str:
+    def never(bundle: bytes, p: Path, cp: Path, key: str) -> str:
         calls.append(p)
         return "included"
 
     for data, needle in ((DEEP_OBJECTS, "levels deep"), (b"[]", "not a JSON object")):
         proof.write_bytes(data)
         result = cli("verify", str(receipt_file), "--key", str(pub_path),
-                     "--checkpoint", str(checkpoint))
+                     "--checkpoint", str(checkpoint), "--log-key", str(log_pub))
         assert result.exit_code == 1 and "8. FAIL" in result.output and needle in result.output
-        assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 1
+        assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                              inclusion=never) == 1
     assert calls == []  # refused before the ledger's check reads it
     proof.write_text("{}")
     checkpoint.write_bytes(b"x" * (64 * 1024 + 1))
-    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                          inclusion=never) == 1
     checkpoint.write_text("jurat.dev/log\n1\nAAAA\n")
 
-    def crashes(bundle: bytes, p: Path, cp: Path) -> str:
+    def crashes(bundle: bytes, p: Path, cp: Path, key: str) -> str:
         raise ValueError("non-hexadecimal number found in fromhex()")
 
-    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=crashes) == 1
-    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=never) == 0
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                          inclusion=crashes) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                          inclusion=never) == 0

@@ -14,6 +14,7 @@ import pytest
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.cli._verify import verify_command
 from jurat.errors import TamperError
+from jurat.ledger import log_keygen
 from jurat.receipts import (
     STEPS,
     PrivateKey,
@@ -325,28 +326,83 @@ def test_step_8_inclusion_hook(
 ) -> None:
     checkpoint = tmp_path / "checkpoint.json"
     checkpoint.write_text("{}")
-    assert verify_command(receipt_file, pub_path, checkpoint) == 1  # asked for, but no proof
+    _, log_pub = log_keygen(tmp_path / "log")
+    verifier = log_pub.read_text().strip()
+    # Asked for, with the log key, but no proof beside the receipt.
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub) == 1
     assert "no inclusion proof" in capsys.readouterr().out
     proof = receipt_file.with_name("c1.sigstore.json.proof.json")
     proof.write_text("{}")
-    seen: list[tuple[bytes, Path, Path]] = []
+    seen: list[tuple[bytes, Path, Path, str]] = []
 
-    def holds(bundle: bytes, p: Path, cp: Path) -> str:
-        seen.append((bundle, p, cp))
-        return "leaf 4 of 9 under root abc"
+    def holds(bundle: bytes, p: Path, cp: Path, key: str) -> str:
+        seen.append((bundle, p, cp, key))
+        return "leaf 4 of 9 under root abc; checkpoint signature checked"
 
-    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=holds) == 0
-    assert seen == [(receipt_file.read_bytes(), proof, checkpoint)]
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                          inclusion=holds) == 0
+    assert seen == [(receipt_file.read_bytes(), proof, checkpoint, verifier)]
     assert "8. ok" in capsys.readouterr().out
 
-    def broken(bundle: bytes, p: Path, cp: Path) -> str:
+    def broken(bundle: bytes, p: Path, cp: Path, key: str) -> str:
         raise TamperError("root mismatch")
 
-    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=broken) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub,
+                          inclusion=broken) == 1
     assert "root mismatch" in capsys.readouterr().out
     # By default the ledger's check runs: this "{}" proof is refused, and step 8 fails.
-    assert verify_command(receipt_file, pub_path, checkpoint) == 1
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=log_pub) == 1
     assert "8. FAIL" in capsys.readouterr().out
+
+
+def test_step_8_without_the_log_key_fails_and_says_how_to_fix_it(
+    receipt_file: Path, pub_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unchecked checkpoint is never "ok": even a proof that holds fails step 8 when no
+    log public key is found (none beside --key, none given), and the check is not run."""
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.write_text("x")
+    receipt_file.with_name("c1.sigstore.json.proof.json").write_text("{}")
+    called: list[str] = []
+
+    def holds(bundle: bytes, p: Path, cp: Path, key: str) -> str:
+        called.append(key)
+        return "held"
+
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=holds) == 1
+    out = capsys.readouterr().out.replace("\n", "")
+    beside = pub_path.with_name("jurat-log.pub")
+    assert f"log key: none at {beside} (beside --key)" in out
+    assert "8. FAIL check inclusion proof" in out
+    assert "signature was NOT checked" in out and "fix: pass --log-key DIR/jurat-log.pub" in out
+    assert "not verified: step 8 (check inclusion proof) failed" in out
+    assert called == []
+    # The log key beside --key is found without --log-key.
+    _, log_pub = log_keygen(tmp_path / "elsewhere")
+    beside.write_bytes(log_pub.read_bytes())
+    assert verify_command(receipt_file, pub_path, checkpoint, inclusion=holds) == 0
+    assert f"log key: {beside} (beside --key)" in capsys.readouterr().out.replace("\n", "")
+
+
+def test_log_key_errors_exit_3(
+    receipt_file: Path, pub_path: Path, key_dir: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.write_text("x")
+    # --log-key without --checkpoint: nothing to check it against.
+    assert verify_command(receipt_file, pub_path, log_key=pub_path) == 3
+    assert "give --checkpoint CP" in capsys.readouterr().err.replace("\n", "")
+    # The receipt's public key (P-256 PEM) is not a log key.
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=pub_path) == 3
+    assert "not an Ed25519 key" in capsys.readouterr().err.replace("\n", "")
+    # A private log key where its public half belongs.
+    private, _ = log_keygen(tmp_path / "log")
+    assert verify_command(receipt_file, pub_path, checkpoint, log_key=private) == 3
+    assert "holds a private key" in capsys.readouterr().err
+    assert verify_command(receipt_file, pub_path, checkpoint,
+                          log_key=tmp_path / "missing.pub") == 3
+    assert "cannot read log public key" in capsys.readouterr().err.replace("\n", "")
 
 
 def test_a_tampered_receipt_file_exits_nonzero(

@@ -16,6 +16,8 @@ from jurat.canonical import canonical_json
 from jurat.fold import decide
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
+    GATE_PYTHON_IMPORTS,
+    GATE_PYTHON_PARSE,
     GATE_TESTS_PASS,
     Criterion,
     EquivalencePolicy,
@@ -63,8 +65,12 @@ def statement(
     *,
     version: int = 1,
     supersedes: str | None = None,
+    judges_skipped: str | None = None,
 ) -> dict[str, Any]:
     """An in-toto Statement v1 with the jurat decision predicate."""
+    inputs: dict[str, Any] = {"task": "t1", "contributor": None, "upstream_receipts": []}
+    if judges_skipped is not None:
+        inputs["judges_skipped"] = judges_skipped
     digest = _sha(artifact_id)
     decision = decide(campaign, outcomes, votes)
     return {
@@ -82,7 +88,7 @@ def statement(
                 "policy": campaign.model_dump(mode="json"),
             },
             "artifact": {"id": artifact_id, "sha256": digest, "media_type": "text/x-python"},
-            "inputs": {"task": "t1", "contributor": None, "upstream_receipts": []},
+            "inputs": inputs,
             "gates": [g.model_dump(mode="json") for g in outcomes],
             "judges": [
                 {"id": j.id, "provider": j.provider, "model": j.model, "prompt_id": "p@1"}
@@ -95,9 +101,22 @@ def statement(
     }
 
 
+def parse_failure() -> list[GateOutcome]:
+    """A candidate that does not parse: the gates it made skip sort before it by id."""
+    return [
+        gate(GATE_PYTHON_PARSE, "fail", tool="python-ast", tool_version="3.11.7",
+             detail="SyntaxError at line 1, column 15: '(' was never closed",
+             data={"line": 1, "column": 15, "message": "'(' was never closed"}),
+        gate(GATE_PYTHON_IMPORTS, "skip", detail="python.parse failed"),
+        gate(GATE_TESTS_PASS, "skip", tool="pytest", detail="python.parse failed"),
+    ]
+
+
 def rubric_statements() -> list[dict[str, Any]]:
     """3 judges x 5 samples: one accept (with an errored sample and a hostile explanation),
-    one rejected by a failed required gate, one escalated then reviewed again."""
+    one rejected by a failed required gate with the judges' votes recorded (as receipts did
+    before judges were skipped on a veto), one that does not parse (judges not asked), one
+    escalated then reviewed again."""
     rubric = policy(id="review-2026", judges=panel("ABC", samples=5, **PRICE))
     passing = gates()
     good, split, t = [], [], 0
@@ -120,6 +139,10 @@ def rubric_statements() -> list[dict[str, Any]]:
     return [
         statement(rubric, "r-good", passing, good),
         statement(rubric, "r-gate", failing, good),
+        statement(
+            rubric, "r-parse", parse_failure(), [],
+            judges_skipped="required gate python.parse did not pass (a veto no judge can change)",
+        ),
         first,
         statement(
             rubric,

@@ -159,6 +159,8 @@ def test_missing_api_key_is_a_clear_error_before_any_request(tmp_path: Path) -> 
         assert r.returncode == 3, r.stdout + r.stderr  # a configuration error, never 1
         assert "NO_SUCH_KEY" in r.stderr
         assert server.requests == 0
+    # Found before the ledger opened: no job_received, no evaluation_failed, no file.
+    assert not (tmp_path / "l.db").exists()
 
 
 CRITERIA = """\

@@ -33,7 +33,9 @@ def test_rubric_quickstart_on_postgres_resumes_without_resampling(tmp_path: Path
             finally:
                 ledger.close()
             assert ExitCode.for_decisions(r.decision for r in results) == ExitCode.REJECT
-            assert samples == 75 and report.tree_size > samples
+            # 3 artifacts x 3 judges x 5 samples: c3 and c5 fail a required gate, and no
+            # judge is asked about a veto.
+            assert samples == 45 and report.tree_size > samples
         assert all(r.reused for r in results)
         key = load_public_key(pub)
         for r in results:

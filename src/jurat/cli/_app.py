@@ -69,6 +69,10 @@ def run(
         "--ledger", help="sqlite:///path or postgresql://… (default sqlite:///jurat.db)")] = None,
     key: Annotated[Path | None, typer.Option(
         "--key", help="PEM private key (default: created once in the config dir)")] = None,
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="Ed25519 key that signs the ledger's checkpoints (default: "
+        "<stem>-log.key beside --key, e.g. keys/jurat-log.key; without --key, "
+        "jurat-log.key in the config dir; created once when absent)")] = None,
     telemetry: Annotated[Path | None, typer.Option(
         "--telemetry", help="Write one judge.sample event per sample to this NDJSON file.")
     ] = None,
@@ -84,12 +88,14 @@ def run(
 
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
                          quiet=quiet)
-    finish(lambda: run_command(campaign, options))
+    finish(lambda: run_command(campaign, options, log_key=log_key))
 
 
 @app.command()
 def keygen(out: Annotated[Path, typer.Option("--out", help="Directory for the key pair.")]) -> None:
-    """Write jurat.key (PKCS#8, 0600) and jurat.pub (SPKI); refuses to overwrite."""
+    """Write jurat.key (PKCS#8, 0600) and jurat.pub (SPKI), which sign and check receipts,
+    and jurat-log.key (0600) and jurat-log.pub (C2SP verifier key), which sign and check the
+    ledger's checkpoints; refuses to overwrite any of them."""
     from jurat.cli._verify import keygen_command
 
     finish(lambda: keygen_command(out))
@@ -97,25 +103,34 @@ def keygen(out: Annotated[Path, typer.Option("--out", help="Directory for the ke
 
 @app.command()
 def verify(
-    receipt: Annotated[Path, typer.Argument(help="A .sigstore.json receipt.")],
+    receipts: Annotated[list[Path], typer.Argument(
+        help="Receipts (.sigstore.json), or directories: every *.sigstore.json in them.")],
     key: Annotated[Path | None, typer.Option("--key", help="PEM public key.")] = None,
     artifact: Annotated[Path | None, typer.Option(
         "--artifact", help="The artifact file the receipt must be about (its sha256 is "
-        "compared with the statement's subject).")] = None,
+        "compared with the statement's subject); with several receipts, names the ones "
+        "about it and requires one.")] = None,
     artifact_digest: Annotated[str | None, typer.Option(
         "--artifact-digest", help="sha256:<hex> the statement's subject must have.")] = None,
     checkpoint: Annotated[Path | None, typer.Option(
         "--checkpoint", help="A signed checkpoint; also checks the inclusion proof.")] = None,
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="The log's public key (jurat-log.pub) that checks --checkpoint's "
+        "signature (default: <stem>-log.pub beside --key, else jurat-log.pub in the config "
+        "dir).")] = None,
 ) -> None:
-    """Verify a receipt offline in numbered steps: signature, subject, re-derivation.
+    """Verify receipts offline in numbered steps: signature, subject, re-derivation.
 
-    The last line names the artifact the receipt is about. Exit 0 every step held,
-    1 a step failed, 3 the receipt, key or artifact could not be read.
+    One receipt: each step, then a last line naming the artifact it is about. Several:
+    one line per receipt and a summary. Exit 0 every step of every receipt held, 1 a step
+    failed (a checkpoint whose signature could not be checked is one), 3 a receipt, key or
+    artifact could not be read.
     """
     from jurat.cli._verify import verify_command
 
     finish(lambda: verify_command(
-        receipt, key, checkpoint, artifact=artifact, artifact_digest=artifact_digest))
+        receipts, key, checkpoint, artifact=artifact, artifact_digest=artifact_digest,
+        log_key=log_key))
 
 
 @app.command()
@@ -142,11 +157,18 @@ def check(
     limits: Annotated[str | None, typer.Option(
         "--limits", help="e.g. wall_s=5,memory_mb=256")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    campaign: Annotated[Path | None, typer.Option(
+        "--campaign", help="Check as `jurat run` would for this campaign: its [checks.python] "
+        "(tests, module, limits, imports, lint) and its rubric.hard_gates.")] = None,
 ) -> None:
-    """Run the deterministic checks alone; exit 0 pass, 2 a required gate failed, 3 input."""
+    """Run the deterministic checks alone; exit 0 pass, 2 a required gate failed, 3 input.
+
+    Without --campaign, python.parse (and tests.pass, given --tests) are required; with it,
+    the campaign's hard gates, so that `check` and `run` decide alike.
+    """
     from jurat.cli._check import check_command
 
-    finish(lambda: check_command(candidate, tests, limits, as_json))
+    finish(lambda: check_command(candidate, tests, limits, as_json, campaign=campaign))
 
 
 @app.command()
@@ -156,7 +178,11 @@ def selftest(
     judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Provider to test, e.g. sim or stub:always-equivalent.")] = None,
 ) -> None:
-    """Negative controls, canaries and the bias monitor; exit 1 when a judge fails, 3 input."""
+    """Negative controls, canaries and the bias monitor; exit 1 when a judge fails, 3 input.
+
+    With a campaign: its panel, only the controls of its kind, and its
+    allowed_destinations (a judge outside them is refused before any request: exit 3).
+    """
     from jurat.cli._selftest import selftest_command
 
     finish(lambda: selftest_command(campaign, judge or []))
@@ -176,11 +202,16 @@ def report(
 
 
 @log_app.command("checkpoint")
-def log_checkpoint(ledger: Annotated[str, typer.Argument(help="Ledger URL.")]) -> None:
+def log_checkpoint(
+    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="Ed25519 log key (default: jurat-log.key in the config dir, "
+        "created once for a ledger with no checkpoint).")] = None,
+) -> None:
     """Sign and store a checkpoint of the log (C2SP signed note)."""
     from jurat.cli._ledger import log_command
 
-    finish(lambda: log_command("checkpoint", ledger, None))
+    finish(lambda: log_command("checkpoint", ledger, None, key_path=log_key))
 
 
 @log_app.command("prove")
@@ -195,14 +226,20 @@ def log_prove(
 
 
 @log_app.command("verify")
-def log_verify(ledger: Annotated[str, typer.Argument(help="Ledger URL.")]) -> None:
-    """Verify hash chain, sequence, Merkle root and checkpoints of the whole log.
+def log_verify(
+    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="The log's public key, jurat-log.pub (default: the one in the "
+        "config dir, if any).")] = None,
+) -> None:
+    """Verify hash chain, sequence, Merkle root and checkpoint signatures of the whole log.
 
-    Exit 0 it holds, 1 it does not, 3 the ledger or key could not be read.
+    Exit 0 it holds, 1 it does not or its checkpoints' signatures were not checked (no log
+    key), 3 the ledger or key could not be read.
     """
     from jurat.cli._ledger import log_command
 
-    finish(lambda: log_command("verify", ledger, None))
+    finish(lambda: log_command("verify", ledger, None, key_path=log_key))
 
 
 def main() -> None:

@@ -1,7 +1,17 @@
-"""``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--json]``.
+"""``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--campaign FILE] [--json]``.
 
 The deterministic checks alone (``jurat.checks.run_checks``). Exit 0 every required gate
 passed, 2 a required gate did not pass, 3 bad input (nothing was run).
+
+Which gates are required:
+
+- with ``--campaign FILE``, the campaign's ``rubric.hard_gates``, and the checks run with
+  its ``[checks.python]`` (tests, module, limits, import policy, lint rules), the candidate
+  read as ``jurat run`` reads an artifact (``runner.intake_artifact``: the artifact whose
+  ``path`` it is, with that artifact's own tests, else as an inline artifact): ``check``
+  and ``run`` then decide the gates alike on the same file;
+- without it, ``python.parse``, and ``tests.pass`` when ``--tests`` is given: the others
+  are evidence, reported and never a veto. The output says which applied.
 """
 
 from __future__ import annotations
@@ -21,7 +31,17 @@ from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
 from jurat.errors import ConfigError
-from jurat.models import DEFAULT_HARD_GATES, GATE_PYTHON_PARSE, Limits, PythonChecks
+from jurat.models import (
+    DEFAULT_HARD_GATES,
+    GATE_PYTHON_PARSE,
+    Artifact,
+    ArtifactSpec,
+    Campaign,
+    Frozen,
+    Limits,
+    PythonChecks,
+    load_campaign,
+)
 
 __all__ = ["check_command", "parse_limits"]
 
@@ -91,33 +111,111 @@ def _module_for(candidate: Path, tests: dict[str, str] | None) -> str:
     return stem if imports_stem and not imports_solution else "solution"
 
 
+class _Plan(Frozen):
+    """What ``check`` runs: the candidate, how it is checked, and which gates are required."""
+
+    source: str
+    """The candidate's text."""
+    sha256: str
+    """Its digest (as intake pins it)."""
+    tests: dict[str, str] | None
+    """Test files by name, None without tests."""
+    config: PythonChecks
+    """The ``[checks.python]`` settings."""
+    hard_gates: tuple[str, ...]
+    """The required gates."""
+    why: str
+    """Where the required gates come from, for the output."""
+
+
+def _standalone(candidate: Path, tests: Path | None, limits: str | None) -> _Plan:
+    """Today's ``check``: ``python.parse`` required, and ``tests.pass`` with tests."""
+    source, raw = _read_text(candidate, "CANDIDATE")
+    test_files = _read_tests(Path(tests)) if tests is not None else None
+    config = PythonChecks(
+        limits=parse_limits(limits) if limits else Limits(),
+        module=_module_for(candidate, test_files),
+    )
+    # Without tests there is no test gate to require.
+    hard = DEFAULT_HARD_GATES if test_files else (GATE_PYTHON_PARSE,)
+    why = ("without --campaign: python.parse" + (", tests.pass given --tests" if test_files
+                                                  else "") +
+           "; the others are evidence, reported, never a veto here; --campaign FILE requires "
+           "what `jurat run` requires")
+    return _Plan(source=source, sha256=sha256_digest(raw), tests=test_files, config=config,
+                 hard_gates=tuple(hard), why=why)
+
+
+def _as_artifact(campaign: Campaign, candidate: Path) -> tuple[Artifact, str]:
+    """The candidate as ``jurat run`` reads it: the campaign artifact whose ``path`` it is
+    (its own ``tests`` included), else an inline artifact with ``[checks.python] tests``.
+    Both go through intake: paths inside the campaign directory, size caps."""
+    from jurat.runner import intake_artifact
+
+    base = Path(campaign.source or ".").resolve().parent
+    target = candidate.resolve()
+    for index, spec in enumerate(campaign.artifacts):
+        if spec.path is not None and (base / spec.path).resolve() == target:
+            return intake_artifact(campaign, index), f"as its artifact {spec.id!r}"
+    source, _ = _read_text(candidate, "CANDIDATE")
+    inline = ArtifactSpec(id="candidate", text=source, media_type="text/x-python")
+    alone = campaign.model_copy(update={"artifacts": (inline,), "datasets": ()})
+    return intake_artifact(alone, 0), "as an inline artifact (not one of its artifacts)"
+
+
+def _with_campaign(candidate: Path, campaign_path: Path) -> _Plan:
+    """``check --campaign``: the campaign's ``[checks.python]`` and hard gates."""
+    campaign = load_campaign(campaign_path)
+    python = campaign.policy.python
+    if python is None:
+        raise ConfigError(
+            f"{campaign_path}: the campaign has no [checks.python] table, so `jurat run` runs "
+            "no deterministic checks on its artifacts (fix: add [checks.python], or check "
+            "without --campaign)")
+    artifact, how = _as_artifact(campaign, candidate)
+    if artifact.media_type != "text/x-python":
+        raise ConfigError(
+            f"{candidate}: `jurat run` reads it {how} with media type {artifact.media_type}, "
+            "and runs the Python checks only on text/x-python (fix: a .py file, or "
+            'media_type = "text/x-python" on the artifact)')
+    hard = campaign.policy.hard_gates
+    why = (f"rubric.hard_gates of {campaign_path}, as `jurat run` requires them; "
+           f"the candidate read {how}; the others are evidence") if hard else (
+        f"none: {campaign_path} names no rubric.hard_gates, so `jurat run` vetoes on no gate")
+    return _Plan(source=artifact.text, sha256=artifact.sha256, tests=artifact.tests or None,
+                 config=python, hard_gates=tuple(hard), why=why)
+
+
 def check_command(
-    candidate: Path, tests: Path | None, limits: str | None, as_json: bool
+    candidate: Path, tests: Path | None, limits: str | None, as_json: bool,
+    *, campaign: Path | None = None,
 ) -> ExitCode:
     """``jurat check``: print a table or the JSON document; return the exit status."""
     try:
-        source, raw = _read_text(Path(candidate), "CANDIDATE")
-        test_files = _read_tests(Path(tests)) if tests is not None else None
-        config = PythonChecks(
-            limits=parse_limits(limits) if limits else Limits(),
-            module=_module_for(Path(candidate), test_files),
-        )
-        # Without tests there is no test gate to require.
-        hard = DEFAULT_HARD_GATES if test_files else (GATE_PYTHON_PARSE,)
+        if campaign is None:
+            plan = _standalone(Path(candidate), tests, limits)
+        elif tests is not None or limits is not None:
+            given = " and ".join(o for o, v in (("--tests", tests), ("--limits", limits)) if v)
+            raise ConfigError(
+                f"{given} with --campaign: the campaign's [checks.python] names the tests and "
+                f"limits `jurat run` uses (fix: drop {given}, or drop --campaign)")
+        else:
+            plan = _with_campaign(Path(candidate), Path(campaign))
+        # The arguments runner/_job.py's deterministic_checks passes for a run's artifact.
         report = run_checks(
-            source, tests=test_files, config=config, hard_gates=hard,
-            artifact_sha256=sha256_digest(raw),
+            plan.source, tests=plan.tests, config=plan.config, hard_gates=plan.hard_gates,
+            artifact_sha256=plan.sha256,
         )
     except ConfigError as exc:  # bad input, or a missing sandbox tool: nothing was run
-        return print_error(exc)
+        return print_error(exc, code=ExitCode.INPUT)
     if as_json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
-        _print_table(report, Path(candidate))
+        _print_table(report, Path(candidate), plan.why)
     return ExitCode.OK if report.ok else ExitCode.REJECT
 
 
-def _print_table(report: CheckReport, candidate: Path) -> None:
+def _print_table(report: CheckReport, candidate: Path, why: str) -> None:
     console = Console(highlight=False)
     table = Table(title=f"jurat check {shown(candidate)}")
     for column in ("gate", "outcome", "required", "tool", "detail", "evidence"):
@@ -144,10 +242,11 @@ def _print_table(report: CheckReport, candidate: Path) -> None:
     for text in report.reference_detail:
         console.print(text, markup=False)
     required = [gate.id for gate in report.gates if gate.required]
-    console.print(
-        f"required gates: {', '.join(required)} (the others are evidence: reported, never a "
-        "veto here; a campaign's rubric.hard_gates decides for `jurat run`)"
-    )
+    # A required gate these checks do not record can never pass: it is listed too.
+    required += [g for g in report.required_failed if g not in required]
+    # Not wrapped: the campaign's path in it is for copying.
+    console.print(f"required gates: {', '.join(required) or 'none'} ({escape(why)})",
+                  soft_wrap=True)
     if report.ok:
         console.print("[green]every required gate passed[/green]")
     else:

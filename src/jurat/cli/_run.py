@@ -1,13 +1,17 @@
-"""``jurat run CAMPAIGN.toml``: open what the run needs, run it with a progress bar, print.
+"""``jurat run CAMPAIGN.toml``: check what the run needs, open it, run with a progress bar, print.
 
-Exit statuses (``ExitCode``): the decisions' (0 / 1 / 2); 3 when the campaign, the key or
-the ledger cannot be read (nothing evaluated, nothing written); 4 when the run fails
-part-way (the error's own status: a JuratError's ``exit_code``); 130 interrupted.
+Exit statuses (``ExitCode``): the decisions' (0 / 1 / 2), and 1 whatever they are when a
+judge errored on every sample (its votes are missing from every decision: someone should
+look); 3 when the campaign, its files, a judge's configuration (API key, replay file,
+SDK), the key, the output directory or the ledger cannot be used: all found before
+anything is sent or written; 4 when the run fails part-way (the error's own status: a
+JuratError's ``exit_code``); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -16,10 +20,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
-from jurat.cli._text import err_console
-from jurat.errors import JuratError
-from jurat.judges import SampleTelemetry, combine, format_cost_table
-from jurat.ledger import Ledger, load_or_create_log_key, open_ledger
+from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
+from jurat.cli._summary import print_summary
+from jurat.cli._text import err_console, shown
+from jurat.errors import ConfigError, JuratError
+from jurat.judges import Engine, SampleTelemetry, combine, format_cost_table
+from jurat.ledger import Ledger, LogSigner, open_ledger
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import (
     PrivateKey,
@@ -27,11 +33,18 @@ from jurat.receipts import (
     load_private_key,
     proof_path_for,
 )
-from jurat.runner import JobResult, RunOptions, intake, run_campaign_async
+from jurat.runner import JobResult, RunOptions, preflight, run_campaign_async
 from jurat.runner import Progress as Counters
-from jurat.runner._summary import print_summary, wide_console
+from jurat.runner._summary import JudgeHealth, call_counts, wide_console
 
 __all__ = ["run_command"]
+
+#: What each decision status means, for the line that ends the summary.
+_MEANING = {
+    ExitCode.OK: "every decision final: accepted, shipped or equivalence settled",
+    ExitCode.ESCALATE: "a decision needs a person: escalate, WARN or undecided",
+    ExitCode.REJECT: "at least one reject or BLOCK",
+}
 
 
 def _signing_key(options: RunOptions) -> tuple[PrivateKey, Path, bool]:
@@ -41,13 +54,42 @@ def _signing_key(options: RunOptions) -> tuple[PrivateKey, Path, bool]:
     return load_or_create_default_key()
 
 
-def run_command(campaign_path: Path, options: RunOptions) -> ExitCode:
-    """Evaluate a campaign; input errors exit 3 before any ledger entry is written."""
+def _out_dir(options: RunOptions) -> None:
+    """The receipts directory, made before the ledger opens so that it cannot fail later."""
+    try:
+        options.out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {options.out_dir}: cannot create the receipts directory: "
+                          f"{exc.strerror} (fix: a writable directory)") from exc
+
+
+def _telemetry(options: RunOptions) -> SampleTelemetry | None:
+    if options.telemetry_path is None:
+        return None
+    try:
+        return SampleTelemetry(options.telemetry_path)
+    except OSError as exc:
+        raise ConfigError(f"--telemetry {options.telemetry_path}: cannot write: "
+                          f"{exc.strerror} (fix: a writable file path)") from exc
+
+
+def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None
+                ) -> ExitCode:
+    """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
+    # Building adapters opens no connection (each opens its client on first use, in the
+    # run's event loop), so an engine that fails preflight has nothing to close.
+    engine = Engine()
     try:
         campaign = load_campaign(campaign_path)
-        intake(campaign)  # refuses bad artifacts and destinations before the ledger opens
+        # Every artifact and every judge, at once: files, digests, destinations, API keys,
+        # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
+        preflight(campaign, engine)
         key, key_path, created = _signing_key(options)
+        # The log key: --log-key, else beside --key, else the default (cli/_keys.py).
+        log_choice = choose_log_key(log_key, options.key_path)
+        check_log_key(log_choice)
+        _out_dir(options)
         ledger = open_ledger(options.ledger_url)
     except JuratError as exc:
         # Nothing was evaluated or written: whatever failed was the run's input.
@@ -57,31 +99,80 @@ def run_command(campaign_path: Path, options: RunOptions) -> ExitCode:
                       markup=False)
     with ExitStack() as stack:
         stack.enter_context(ledger)
-        telemetry = None
-        if options.telemetry_path is not None:
-            telemetry = SampleTelemetry(options.telemetry_path)
+        try:
+            # Held against the ledger's checkpoints before anything is sent or written.
+            log = open_log_signer(log_choice, ledger)
+        except ConfigError as exc:
+            return print_error(exc, code=ExitCode.INPUT)
+        if log.created:
+            console.print(f"created a log key at {log.path} (public half beside it)",
+                          markup=False)
+        try:
+            telemetry = _telemetry(options)
+        except ConfigError as exc:
+            return print_error(exc, code=ExitCode.INPUT)
+        if telemetry is not None:
             stack.callback(telemetry.close)
         # A JuratError from here on stopped the run part-way: it leaves through
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:
-            results = _run(campaign, options, ledger, key, telemetry, console)
-            proofs = _checkpoint_and_proofs(ledger, campaign.id, results)
+            results = _run(campaign, options, ledger, key, telemetry, engine, console)
+            proofs = _checkpoint_and_proofs(ledger, campaign.id, results, log.signer)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
                           "run the same command again to resume without resampling")
             return ExitCode.INTERRUPTED
         out = wide_console()
-        print_summary(results, out, f"campaign {campaign.id} ({campaign.policy.kind})")
-        out.print(_cost_table(results), highlight=False)
-        out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}")
+        health = print_summary(results, out, campaign)
+        _print_calls(results, out)
+        # Paths and commands on one line each, however long: a wrapped one cannot be copied.
+        out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}",
+                  markup=False, highlight=False, soft_wrap=True)
         if results:
             out.print(f"verify:   jurat verify {results[0].receipt_path} --key "
-                      f"{key_path.with_suffix('.pub')}")
-    return ExitCode.for_decisions(r.decision for r in results)
+                      f"{key_path.with_suffix('.pub')} --checkpoint {proofs} --log-key "
+                      f"{log.public_path or log.signer.verifier_key()}", markup=False,
+                      highlight=False, soft_wrap=True)
+        code, why = _status(results, health)
+        out.print(f"exit status {int(code)}: {why}", highlight=False)
+    return code
+
+
+def _status(results: Sequence[JobResult], health: Sequence[JudgeHealth]) -> tuple[ExitCode, str]:
+    """The run's exit status and why: the decisions', unless a judge never answered validly.
+
+    A judge that errored on every sample (an endpoint down, a key refused) cast no vote, so
+    the others decided without it; that is not a decision to act on unseen, whatever it
+    was: 1, like an escalation.
+    """
+    code = ExitCode.for_decisions(r.decision for r in results)
+    dead = [shown(h.judge) for h in health if h.dead]
+    if dead:
+        return ExitCode.ESCALATE, (
+            f"judge {', '.join(dead)} errored on every sample, so the decisions lack "
+            f"{'its votes' if len(dead) == 1 else 'their votes'}; the decisions alone would "
+            f"exit {int(code)} ({_MEANING[code]})")
+    return code, _MEANING[code]
+
+
+def _print_calls(results: Sequence[JobResult], out: Console) -> None:
+    """Judge calls and cost, drawn in this run apart from what was reused (seed 001 §5)."""
+    drawn, reused = call_counts(results)
+    out.print(f"judge calls: {drawn} drawn in this run, {reused} reused from the ledger "
+              "(recorded before this run: not drawn or paid for again)", highlight=False)
+    out.print("cost of this run", highlight=False)
+    out.print(format_cost_table(combine(r.drawn_cost for r in results)), markup=False,
+              highlight=False)
+    if reused or any(r.reused_cost.total.calls for r in results):
+        out.print("reused, not spent again (what the receipts rest on besides this run)",
+                  highlight=False)
+        out.print(format_cost_table(combine(r.reused_cost for r in results)), markup=False,
+                  highlight=False)
 
 
 def _run(campaign: Campaign, options: RunOptions, ledger: Ledger, key: PrivateKey,
-         telemetry: SampleTelemetry | None, console: Console) -> list[JobResult]:
+         telemetry: SampleTelemetry | None, engine: Engine, console: Console
+         ) -> list[JobResult]:
     """The run under a progress bar: artifacts done, samples, errors and spend so far."""
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -98,20 +189,22 @@ def _run(campaign: Campaign, options: RunOptions, ledger: Ledger, key: PrivateKe
                        spend=counters.spend_usd)
 
         counters.on_change = refresh
-        results = asyncio.run(run_campaign_async(
-            campaign, options, ledger=ledger, key=key, progress=counters, telemetry=telemetry))
+
+        async def main() -> list[JobResult]:
+            async with engine:  # the engine preflight built: closed when the run ends
+                return await run_campaign_async(
+                    campaign, options, ledger=ledger, key=key, progress=counters,
+                    telemetry=telemetry, engine=engine)
+
+        results = asyncio.run(main())
         bar.advance(task, len(results))
     return results
 
 
-def _cost_table(results: list[JobResult]) -> str:
-    """Cost per phase over the whole run (seed 001 §5: the judge's N-multiplier visible)."""
-    return format_cost_table(combine(r.cost for r in results))
-
-
-def _checkpoint_and_proofs(ledger: Ledger, campaign_id: str, results: list[JobResult]) -> str:
+def _checkpoint_and_proofs(ledger: Ledger, campaign_id: str, results: list[JobResult],
+                           signer: LogSigner) -> str:
     """Sign a checkpoint and keep each receipt's inclusion proof beside it (it comes later)."""
-    ledger.checkpoint(load_or_create_log_key())
+    ledger.checkpoint(signer)
     for r in results:
         latest = ledger.latest_receipt(campaign_id, r.artifact.id)
         if latest is None:

@@ -1,14 +1,22 @@
 """``jurat verify`` and ``jurat keygen``: printing layers over ``jurat.receipts``.
 
-``verify`` exits 0 every step held; 1 a verification step failed (whatever the receipt's
-bytes: too large, too deep, not UTF-8, not a bundle); 3 the receipt, key or artifact could
-not be read, or the options contradict each other (nothing was verified).
+``verify`` exits 0 every step of every receipt held; 1 a verification step failed
+(whatever the receipt's bytes: too large, too deep, not UTF-8, not a bundle), including
+step 8 when the checkpoint's signature could not be checked; 3 a receipt, key or artifact
+could not be read, or the options contradict each other (nothing was verified).
+
+One receipt prints its numbered steps. Several (``PATH…``, a directory meaning every
+``*.sigstore.json`` in it) print one line per receipt and a summary; ``--artifact`` then
+asks which receipt is about that artifact: each receipt is verified in full, the ones about
+it are named, and the command holds only if every receipt verified and at least one is
+about it (docs/receipt-format.md §7).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -16,24 +24,31 @@ from rich.markup import escape
 
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
+from jurat.cli._keys import (
+    LogKeyChoice,
+    choose_log_public,
+    keygen_pairs,
+    missing_log_public,
+    read_log_public,
+)
 from jurat.cli._text import shown
 from jurat.errors import ConfigError
-from jurat.ledger import verify_receipt_inclusion
 from jurat.receipts import (
     MAX_BUNDLE_BYTES,
     STEPS,
     InclusionCheck,
+    PublicKey,
     VerifyReport,
     VerifyStep,
     default_public_key_path,
     inclusion_step,
-    keygen,
     load_public_key,
     public_key_hint,
     read_at_most,
     receipt_digest,
     verify_bundle,
 )
+from jurat.receipts._paths import receipts_in
 
 __all__ = ["keygen_command", "verify_command"]
 
@@ -100,32 +115,92 @@ def _about(report: VerifyReport, expected: str | None, artifact: Path | None) ->
     return f"{about}, the digest of {given}"
 
 
+def _receipts(paths: Sequence[Path]) -> list[Path]:
+    """The receipts the PATHs name: a file as given, a directory as every
+    ``*.sigstore.json`` in it. Raises ConfigError for a missing path or an empty directory."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = receipts_in(path)
+            if not inside:
+                raise ConfigError(f"{path}: no *.sigstore.json receipt in this directory "
+                                  "(fix: name the receipts, or the directory `jurat run "
+                                  "--out` wrote them to)")
+            found.extend(inside)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise ConfigError(f"cannot read receipt {path}: No such file or directory")
+    return list(dict.fromkeys(found))  # a receipt named twice is verified once
+
+
+def _default_inclusion(bundle: bytes, proof: Path, checkpoint: Path, log_key: str) -> str:
+    from jurat.ledger import verify_receipt_inclusion
+
+    return verify_receipt_inclusion(bundle, proof, checkpoint, public_key=log_key)
+
+
+class _Checkpoint:
+    """Step 8's inputs: the checkpoint, the log's public key (None: none found) and where
+    it was looked for."""
+
+    def __init__(self, path: Path, choice: LogKeyChoice, verifier: str | None,
+                 check: InclusionCheck) -> None:
+        self.path, self.choice, self.verifier, self.check = path, choice, verifier, check
+
+    def step(self, bundle_bytes: bytes, receipt: Path) -> VerifyStep:
+        return inclusion_step(bundle_bytes, receipt, self.path, self.check,
+                              log_key=self.verifier, no_log_key=missing_log_public(self.choice))
+
+
+def _checkpoint(console: Console, checkpoint: Path | None, log_key: Path | None,
+                key: Path | None, inclusion: InclusionCheck | None) -> _Checkpoint | None:
+    """Step 8's inputs, printing which log key it checks the checkpoint with."""
+    if checkpoint is None:
+        if log_key is not None:
+            raise ConfigError("--log-key checks a checkpoint's signature: give --checkpoint CP "
+                              "too (the checkpoint file `jurat run` wrote beside the ledger)")
+        return None
+    choice = choose_log_public(log_key, key)
+    verifier = read_log_public(choice)
+    if verifier is None:
+        console.print(f"log key: none at {escape(str(choice.path))} ({choice.source}); the "
+                      "checkpoint's signature cannot be checked")
+    else:
+        name = verifier.split("+", 1)[0]
+        console.print(f"log key: {escape(str(choice.path))} ({choice.source}), log "
+                      f"{shown(name)}")
+    return _Checkpoint(Path(checkpoint), choice, verifier, inclusion or _default_inclusion)
+
+
 def verify_command(
-    receipt: Path,
+    receipt: Path | Sequence[Path],
     key: Path | None,
     checkpoint: Path | None = None,
     *,
     artifact: Path | None = None,
     artifact_digest: str | None = None,
+    log_key: Path | None = None,
     inclusion: InclusionCheck | None = None,
 ) -> ExitCode:
-    """``jurat verify RECEIPT [--key PUB] [--artifact FILE] [--artifact-digest sha256:HEX]
-    [--checkpoint CP]``: print each step and, on the last line, the outcome and the
-    artifact the receipt is about; OK iff all hold.
+    """``jurat verify PATH… [--key PUB] [--artifact FILE | --artifact-digest sha256:HEX]
+    [--checkpoint CP [--log-key LOGPUB]]``: OK iff every step of every receipt held.
 
     Without ``key``, the default public key next to the default signing key is used.
-    ``artifact`` (a file, hashed) and/or ``artifact_digest`` make step 5 also check the
-    statement's subject against that digest. Step 8 runs only with a checkpoint: it needs
-    ``proof_path_for(receipt)`` beside the receipt and calls ``inclusion`` (default:
-    ``jurat.ledger.verify_receipt_inclusion``), which returns a detail line or raises a
-    JuratError.
+    ``artifact`` (a file, hashed) and/or ``artifact_digest``: with one receipt, step 5 also
+    checks the statement's subject against that digest; with several, the receipts about
+    it are named, and at least one must be. Step 8 runs only with a checkpoint: it needs
+    ``proof_path_for(receipt)`` beside each receipt and the log's public key (``log_key``,
+    else ``<stem>-log.pub`` beside ``key``, else the default ``jurat-log.pub``); it calls
+    ``inclusion`` (default: ``jurat.ledger.verify_receipt_inclusion`` with that key), which
+    returns a detail line or raises a JuratError.
     """
     console = _console()
+    paths = [Path(receipt)] if isinstance(receipt, str | Path) else [Path(p) for p in receipt]
     try:
-        # Read no more than the limit (+1 to see it exceeded): step 1 refuses the rest.
-        bundle_bytes = read_at_most(Path(receipt), MAX_BUNDLE_BYTES)
-    except OSError as exc:
-        return print_error(ConfigError(f"cannot read receipt {receipt}: {exc.strerror or exc}"))
+        receipts = _receipts(paths)
+    except ConfigError as exc:
+        return print_error(exc)
     key_path = key
     if key_path is None:
         key_path = default_public_key_path()
@@ -135,6 +210,32 @@ def verify_command(
     try:
         public_key = load_public_key(key_path)
         expected = _expected_digest(artifact, artifact_digest)
+        anchor = _checkpoint(console, checkpoint, log_key, key, inclusion)
+    except ConfigError as exc:
+        return print_error(exc)
+    if len(paths) == 1 and len(receipts) == 1 and not paths[0].is_dir():
+        return _verify_one(console, receipts[0], public_key, expected, artifact, anchor)
+    return _verify_many(console, receipts, public_key, expected, artifact, anchor)
+
+
+def _read(receipt: Path) -> bytes:
+    try:
+        # Read no more than the limit (+1 to see it exceeded): step 1 refuses the rest.
+        return read_at_most(receipt, MAX_BUNDLE_BYTES)
+    except OSError as exc:
+        raise ConfigError(f"cannot read receipt {receipt}: {exc.strerror or exc}") from exc
+
+
+def _outcome(report: VerifyReport) -> str:
+    d = report.decision
+    return (d.disposition or d.rollout or f"equivalent={d.equivalent}") if d else "?"
+
+
+def _verify_one(console: Console, receipt: Path, public_key: PublicKey, expected: str | None,
+                artifact: Path | None, anchor: _Checkpoint | None) -> ExitCode:
+    """One receipt: every numbered step, then the last line naming the artifact."""
+    try:
+        bundle_bytes = _read(receipt)
     except ConfigError as exc:
         return print_error(exc)
     console.print(f"verifying {escape(str(receipt))} with key {public_key_hint(public_key)}")
@@ -142,17 +243,14 @@ def verify_command(
     _print_steps(console, report)
     ok = report.ok
     included: VerifyStep | None = None
-    if checkpoint is not None:
-        included = inclusion_step(bundle_bytes, Path(receipt), Path(checkpoint),
-                                  inclusion or verify_receipt_inclusion)
+    if anchor is not None:
+        included = anchor.step(bundle_bytes, receipt)
         _print_step(console, included)
         ok = included.ok and ok
     about = _about(report, expected, artifact)
     if ok:
-        d = report.decision
-        outcome = (d.disposition or d.rollout or f"equivalent={d.equivalent}") if d else "?"
         console.print(
-            f"[green]verified[/]: {outcome} \u2014 {about}; "
+            f"[green]verified[/]: {_outcome(report)} \u2014 {about}; "
             f"receipt sha256:{receipt_digest(bundle_bytes)}"
         )
         return ExitCode.OK
@@ -162,15 +260,74 @@ def verify_command(
     return ExitCode.ESCALATE
 
 
+def _verify_many(console: Console, receipts: Sequence[Path], public_key: PublicKey,
+                 expected: str | None, artifact: Path | None,
+                 anchor: _Checkpoint | None) -> ExitCode:
+    """Several receipts: one line each, naming its artifact, then the summary line."""
+    given = (f"--artifact {escape(str(artifact))}" if artifact is not None
+             else "--artifact-digest")
+    console.print(f"verifying {len(receipts)} receipts with key {public_key_hint(public_key)}")
+    verified = failed = 0
+    about_it: list[str] = []
+    for receipt in receipts:
+        name = escape(str(receipt))
+        try:
+            bundle_bytes = _read(receipt)
+        except ConfigError as exc:
+            failed += 1
+            console.print(f"[red]not verified[/]: {name}: {shown(exc)}")
+            continue
+        # Each receipt is about its own artifact: step 5 is not asked to compare, and the
+        # comparison below only says which of them is about the given one.
+        report = verify_bundle(bundle_bytes, public_key)
+        failure = report.failed
+        if failure is None and anchor is not None:
+            included = anchor.step(bundle_bytes, receipt)
+            failure = None if included.ok else included
+        if report.artifact_id is None or report.artifact_sha256 is None:
+            about = "artifact not established (no signed statement was read)"
+        else:
+            about = (f"artifact {shown(report.artifact_id)} "
+                     f"sha256:{shown(report.artifact_sha256)}")
+            if expected is not None and report.artifact_sha256 == expected:
+                about += f", the digest of {given}"
+                about_it.append(name)
+        if failure is None and report.ok:
+            verified += 1
+            logged = "; in the log under --checkpoint" if anchor is not None else ""
+            console.print(f"[green]verified[/]: {name}: {_outcome(report)} \u2014 {about}"
+                          f"{logged}")
+        else:
+            failed += 1
+            where = (f"step {failure.number} ({failure.name}) failed: {shown(failure.detail)}"
+                     if failure else "a step failed")
+            console.print(f"[red]not verified[/]: {name}: {where} \u2014 {about}")
+    summary = f"{verified} verified, {failed} failed ({len(receipts)} receipts)"
+    held = failed == 0
+    if expected is not None:
+        if about_it:
+            summary += f"; about {given}: {', '.join(about_it)}"
+        else:
+            summary += f"; none of them is about {given}"
+            held = False
+    console.print(f"[green]{summary}[/]" if held else f"[red]{summary}[/]")
+    return ExitCode.OK if held else ExitCode.ESCALATE
+
+
 def keygen_command(out: Path) -> ExitCode:
-    """``jurat keygen --out DIR``: write jurat.key (0600) and jurat.pub; never overwrite."""
+    """``jurat keygen --out DIR``: the receipt-signing pair (jurat.key 0600, jurat.pub) and
+    the log pair (jurat-log.key 0600, jurat-log.pub); never overwrite any of them."""
     console = _console()
     try:
-        priv, pub = keygen(out)
+        priv, pub, log_priv, log_pub = keygen_pairs(Path(out))
         hint = public_key_hint(load_public_key(pub))
     except ConfigError as exc:
         return print_error(exc)
     console.print(f"private key: {escape(str(priv))} (PKCS#8 PEM, mode 0600; keep it secret)")
     console.print(f"public key:  {escape(str(pub))} (SPKI PEM; give it to verifiers)")
     console.print(f"key hint:    {hint}")
+    console.print(f"log key:     {escape(str(log_priv))} (Ed25519, mode 0600; signs the "
+                  "ledger's checkpoints)")
+    console.print(f"log public:  {escape(str(log_pub))} (C2SP verifier key; checks them: "
+                  "jurat verify --checkpoint CP --log-key)")
     return ExitCode.OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import get_args
@@ -36,13 +37,22 @@ def check_quorum(quorum: float, field: str = "quorum") -> Fraction:
         raise FoldInputError(field, f"must be a number in (0, 1], got {quorum!r}")
     if not 0 < quorum <= 1:
         raise FoldInputError(field, f"must be in (0, 1], got {quorum!r}")
-    return Fraction(str(quorum))
+    return _decimal(quorum)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _decimal(share: float) -> Fraction:
+    # Cached: a verification asks the same quorum and tier shares for every criterion.
+    return Fraction(str(share))
 
 
 def meets(top: int, n: int, share: float | Fraction) -> bool:
     """top/n >= share, decided on exact fractions so 2/3 meets 2/3 and 4/5 meets 0.8."""
-    exact = share if isinstance(share, Fraction) else Fraction(str(share))
-    return Fraction(top, n) >= exact
+    exact = share if isinstance(share, Fraction) else _decimal(share)
+    if n > 0:
+        # Cross-multiplied on the integers: the same comparison, without making a Fraction.
+        return top * exact.denominator >= exact.numerator * n
+    return Fraction(top, n) >= exact  # n <= 0: Fraction's own answer (or its error)
 
 
 def fold_criterion(votes: Sequence[str | None], *, blocker: bool = False) -> CriterionResult:

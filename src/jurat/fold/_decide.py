@@ -5,15 +5,15 @@ Every rule cites the seed section it implements; docs/receipt-format.md §8 stat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from fractions import Fraction
+import operator
+from collections.abc import Mapping, Sequence
 
 from jurat.errors import FoldInputError
 from jurat.fold._consensus import pairwise_consensus
 from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
 from jurat.fold._equivalence import equivalence_verdict
 from jurat.fold._gates import gate_veto
-from jurat.fold._rubric import Eligibility, basis_points, eligibility, exact, median
+from jurat.fold._rubric import RubricScorer, ScoreKey, basis_points
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
     CriterionOutcome,
@@ -50,15 +50,25 @@ def decide(
 
 # -- shared steps --------------------------------------------------------------------------
 
+#: Votes grouped by (judge, criterion), each group in the order the votes were given.
+Grouped = Mapping[tuple[str, str], Sequence[Vote]]
+_SAMPLE = operator.attrgetter("sample")
+
+
+def _grouped(votes: Sequence[Vote]) -> Grouped:
+    # One pass over the votes instead of one per (judge, criterion): a criteria receipt
+    # has 30 such pairs and 186 votes.
+    out: dict[tuple[str, str], list[Vote]] = {}
+    for vote in votes:
+        out.setdefault((vote.judge, vote.criterion), []).append(vote)
+    return out
+
 
 def _samples_of(
-    judge: JudgeConfig, criterion: str, votes: Sequence[Vote], expected: int
+    judge: JudgeConfig, criterion: str, votes: Grouped, expected: int
 ) -> list[Vote | None]:
     """The judge's samples for a criterion in sample order; unrecorded samples are None (errors)."""
-    mine = sorted(
-        (v for v in votes if v.judge == judge.id and v.criterion == criterion),
-        key=lambda v: v.sample,
-    )
+    mine = sorted(votes.get((judge.id, criterion), ()), key=_SAMPLE)
     seen = {v.sample for v in mine}
     if len(seen) != len(mine):
         raise FoldInputError("votes", f"duplicate sample index for {judge.id}/{criterion}")
@@ -83,49 +93,31 @@ def _share(top: int, n: int) -> str:
 # -- rubric (seed 000: score aggregation and hard gates; risk tiers) -----------------------
 
 
-def _judge_scores(policy: Policy, slots: Sequence[Vote | None]) -> dict[str, Fraction]:
-    assert policy.rubric is not None
-    out = {}
-    answers = [v.answer for v in slots if v is not None and _valid(v) and v.answer is not None]
-    for c in policy.rubric.criteria:
-        values = []
-        for answer in answers:
-            scores = answer.get("scores")
-            if not isinstance(scores, dict) or c.id not in scores:
-                raise FoldInputError(f"votes.answer.scores.{c.id}", "missing from a valid vote")
-            values.append(exact(scores[c.id], f"scores.{c.id}"))
-        out[c.id] = median(values)
-    return out
-
-
-def _eligible(policy: Policy, scores: dict[str, Fraction]) -> Eligibility:
-    assert policy.rubric is not None
-    return eligibility(
-        scores,
-        weights={c.id: c.weight for c in policy.rubric.criteria},
-        minima={c.id: c.minimum for c in policy.rubric.criteria},
-        threshold=policy.rubric.threshold,
-    )
-
-
 def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     assert policy.rubric is not None
     tier = policy.risk_tier
     veto = gate_veto(policy.hard_gates, gates)
-    per_judge: dict[str, dict[str, Fraction]] = {}
+    # Each sample's scores are read once, and each distinct score set's eligibility is
+    # computed once, for its sample label and again (as keys) for the judge's medians.
+    rubric = RubricScorer(policy.rubric.criteria, policy.rubric.threshold)
+    grouped = _grouped(votes)
+    per_judge: dict[str, ScoreKey] = {}
     labels: list[str] = []
     sample_labels: list[str] = []
     all_slots: list[Vote | None] = []
     for judge in policy.judges:
-        slots = _samples_of(judge, "rubric", votes, judge.samples)
+        slots = _samples_of(judge, "rubric", grouped, judge.samples)
         all_slots.extend(slots)
+        keys: list[ScoreKey] = []  # the valid samples' scores, in sample order
         for v in slots:
-            if v is not None and _valid(v):
-                sample_labels.append(_eligible(policy, _judge_scores(policy, [v])).label)
-        if _substantive(policy, slots):
-            scores = _judge_scores(policy, slots)
-            per_judge[judge.id] = scores
-            labels.append(_eligible(policy, scores).label)
+            if v is None or v.error is not None or v.answer is None:
+                continue
+            key = rubric.key(v.answer.get("scores"))
+            sample_labels.append(rubric.label(key))
+            keys.append(key)
+        if keys and meets(len(keys), len(slots), policy.min_valid_fraction):  # _substantive
+            per_judge[judge.id] = rubric.median(keys)
+            labels.append(rubric.label(per_judge[judge.id]))
     n = len(labels)
     valid_samples = len(sample_labels)
     base = {
@@ -139,17 +131,13 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
         "sample_agreement": _top_share(sample_labels),
         "aggregation": RUBRIC_OPERATOR,
     }
-    panel: dict[str, Fraction] = {}
-    if per_judge:
-        panel = {
-            c.id: median([s[c.id] for s in per_judge.values()]) for c in policy.rubric.criteria
-        }
-    if not panel:
+    if not per_judge or not rubric.ids:
         disposition, why = veto.apply(
             "escalate", [f"too few independent votes: 0 of {tier.votes} required"]
         )
         return Decision(disposition=disposition, reasons=tuple(why), **base)
-    verdict = _eligible(policy, panel)
+    panel = rubric.median(list(per_judge.values()))
+    verdict = rubric.eligibility(panel)
     top = max(labels.count("accept"), labels.count("reject"))
     disposition, why = _tier_disposition(tier, labels, verdict.label)
     if disposition == "reject":
@@ -162,7 +150,7 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
     return Decision(
         disposition=disposition,
         reasons=tuple(why),
-        scores={k: float(v) for k, v in panel.items()},
+        scores={cid: float(v) for cid, v in zip(rubric.ids, panel, strict=True)},
         q=float(verdict.q),
         q_bp=basis_points(verdict.q),
         agreement=top / n,
@@ -219,11 +207,12 @@ def canonical_preference(vote: Vote) -> str | None:
 def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     tier = policy.risk_tier
     veto = gate_veto(policy.hard_gates, gates)
+    grouped = _grouped(votes)
     judge_labels: list[str | None] = []
     sample_labels: list[str | None] = []
     total = 0
     for judge in policy.judges:
-        slots = _samples_of(judge, "pairwise", votes, judge.samples)
+        slots = _samples_of(judge, "pairwise", grouped, judge.samples)
         total += len(slots)
         prefs = [canonical_preference(v) if v is not None else None for v in slots]
         sample_labels.extend(prefs)
@@ -262,22 +251,34 @@ def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
 # -- criteria (seed 001 §1-2) -------------------------------------------------------------
 
 
-def _verdict_of(vote: Vote | None) -> str | None:
-    if vote is None or not _valid(vote) or vote.answer is None:
-        return None
-    return str(vote.answer.get("verdict"))
+def _verdicts_of(slots: Sequence[Vote | None]) -> tuple[list[str | None], tuple[str, ...]]:
+    """Each sample's verdict for the fold (None for an errored one) and its recorded label
+    (``error:<kind>`` for an errored one), read in one pass."""
+    verdicts: list[str | None] = []
+    labels: list[str] = []
+    for vote in slots:
+        if vote is None or vote.error is not None or vote.answer is None:
+            verdicts.append(None)
+            labels.append(_sample_label(vote))
+        else:
+            verdict = str(vote.answer.get("verdict"))
+            verdicts.append(verdict)
+            labels.append(verdict)
+    return verdicts, tuple(labels)
 
 
 def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
     suite = policy.criteria
     assert suite is not None
     veto = gate_veto(policy.hard_gates, gates)
+    grouped = _grouped(votes)
     outcomes: list[CriterionOutcome] = []
     for judge in policy.judges:
         for item in suite.items:
             n = suite.blocker_samples if item.blocker else suite.samples
-            slots = _samples_of(judge, item.id, votes, n)
-            result = fold_criterion([_verdict_of(v) for v in slots], blocker=item.blocker)
+            slots = _samples_of(judge, item.id, grouped, n)
+            verdicts, labels = _verdicts_of(slots)
+            result = fold_criterion(verdicts, blocker=item.blocker)
             outcomes.append(
                 CriterionOutcome(
                     judge=judge.id,
@@ -287,7 +288,7 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
                     samples=result.samples,
                     agreement=result.agreement,
                     agreement_votes=_share(result.top, result.samples),
-                    sample_verdicts=tuple(_sample_label(v) for v in slots),
+                    sample_verdicts=labels,
                     gate=stability_gate(result, quorum=suite.blocker_quorum),
                 )
             )
@@ -363,8 +364,9 @@ def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[V
             reasons=(f"settled deterministically by {deterministic.tool}",),
         )
     slots: list[Vote | None] = []
+    grouped = _grouped(votes)
     for judge in policy.judges:
-        slots.extend(_samples_of(judge, "equivalence", votes, votes_needed))
+        slots.extend(_samples_of(judge, "equivalence", grouped, votes_needed))
     if not slots:
         return Decision(
             kind="equivalence",

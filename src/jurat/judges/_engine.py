@@ -188,13 +188,29 @@ class Engine:
         base = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
         return base * (0.5 + self._rng.random() / 2)  # jitter spreads a panel's retries
 
-    def _check(self, policy: Policy, kinds: set[CallKind]) -> None:
-        """Before any request: destinations allowed (seed 000), keys present, kinds supported.
+    def preflight(self, policy: Policy, artifacts: Sequence[Artifact] = ()) -> None:
+        """Everything that can refuse a run's calls, checked before the first one is sent.
+
+        Destinations allowed (seed 000), every adapter built (a missing SDK), its own checks
+        (an API key set, a replay file readable) and the kinds the plan asks of it
+        supported; the ``[subject]``'s adapter and checks too. A run calls this for all its
+        artifacts before it writes or sends anything (runner/_run.py, ``preflight``), so a
+        configuration problem exits 3 with the ledger untouched. Raises ConfigError (or
+        DestinationError, DependencyError). The adapters stay built for the run; their
+        own checks are cached (a replay file is read once).
 
         The destination rule is intake's (judges/_destinations.py), applied again here for
         callers that reach the engine without intake; destinations come first, so that no
-        adapter is even built for a judge that may not be used.
+        adapter is even built for a judge that may not be used. The kinds depend on the
+        campaign kind alone, so one artifact's plan names them all.
         """
+        kinds = {p.kind for p in plan_samples(policy, artifacts[0])} if artifacts else set()
+        self._check(policy, kinds)
+        if policy.subject is not None:
+            self.judge(policy.subject).preflight()
+
+    def _check(self, policy: Policy, kinds: set[CallKind]) -> None:
+        """Before any request: destinations allowed (seed 000), keys present, kinds supported."""
         check_destinations(policy)
         for config in policy.judges:
             judge = self.judge(config)

@@ -45,6 +45,23 @@ At scale (docs/ledger-format.md has the layout; bench/README.md the numbers):
 
 from jurat.ledger._group import GroupCommit
 from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
+from jurat.ledger._logkey import (
+    LOG_KEY_NAME,
+    LOG_PUBLIC_NAME,
+    default_log_key_path,
+    default_log_public_path,
+    legacy_log_key_path,
+    load_log_key,
+    load_log_verifier,
+    load_or_create_log_key,
+    log_key_beside,
+    log_keygen,
+    log_public_beside,
+    log_public_path,
+    needed_log_key,
+    write_log_public,
+    wrong_log_key,
+)
 from jurat.ledger._merkle import leaf_hash, verify_consistency, verify_inclusion
 from jurat.ledger._models import (
     ENTRY_KINDS,
@@ -57,13 +74,7 @@ from jurat.ledger._models import (
     LedgerReport,
     ReviewSlot,
 )
-from jurat.ledger._note import (
-    LogSigner,
-    default_log_key_path,
-    load_log_key,
-    load_or_create_log_key,
-    parse_checkpoint,
-)
+from jurat.ledger._note import LogSigner, parse_checkpoint
 from jurat.ledger._store import Ledger, open_ledger
 from jurat.ledger._tiles import TILE_WIDTH, Tile, tile_path, tiles_for_size
 from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
@@ -77,6 +88,8 @@ __all__ = [
     "EntryProof",
     "GroupCommit",
     "InclusionProof",
+    "LOG_KEY_NAME",
+    "LOG_PUBLIC_NAME",
     "Ledger",
     "LedgerReport",
     "LogSigner",
@@ -85,10 +98,18 @@ __all__ = [
     "Tile",
     "decode_receipt",
     "default_log_key_path",
+    "default_log_public_path",
     "job_id",
     "leaf_hash",
+    "legacy_log_key_path",
     "load_log_key",
+    "load_log_verifier",
     "load_or_create_log_key",
+    "log_key_beside",
+    "log_keygen",
+    "log_public_beside",
+    "log_public_path",
+    "needed_log_key",
     "open_ledger",
     "parse_checkpoint",
     "receipt_payload",
@@ -98,4 +119,6 @@ __all__ = [
     "verify_entry_proof",
     "verify_inclusion",
     "verify_receipt_inclusion",
+    "write_log_public",
+    "wrong_log_key",
 ]

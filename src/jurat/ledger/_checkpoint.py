@@ -16,6 +16,7 @@ from sqlalchemy import Connection, select
 
 from jurat.errors import LedgerError, TamperError
 from jurat.ledger._entry import broken_link, entry_from_row
+from jurat.ledger._logkey import wrong_log_key
 from jurat.ledger._merkle import CompactRange
 from jurat.ledger._models import Checkpoint
 from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
@@ -132,11 +133,9 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     last = conn.execute(select(c).order_by(c.c.id.desc()).limit(1)).first()
     if last is not None and last.origin != signer.origin:
         # One log, one identity: a second key would split its history
-        # between two origins no verifier would connect.
-        raise LedgerError(
-            f"this ledger's checkpoints are signed as {last.origin!r}, not "
-            f"{signer.origin!r}; use the same log key"
-        )
+        # between two origins no verifier would connect. The message names the
+        # key that can sign (the legacy hidden one, when it is that key).
+        raise LedgerError(wrong_log_key(str(last.origin), signer, None))
     size = current_size(conn, tables.entries)
     anchors: list[tuple[int, str, str]] = []
     if last is not None:

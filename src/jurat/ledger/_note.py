@@ -1,4 +1,4 @@
-"""C2SP signed notes and tlog checkpoints, and the Ed25519 log key.
+"""C2SP signed notes and tlog checkpoints, and the Ed25519 log key that signs them.
 
 Formats followed (https://c2sp.org/signed-note, https://c2sp.org/tlog-checkpoint):
 
@@ -9,6 +9,8 @@ Formats followed (https://c2sp.org/signed-note, https://c2sp.org/tlog-checkpoint
 * key ID: the first 4 bytes of SHA-256(key name || 0x0A || 0x01 || public key),
   0x01 being the Ed25519 signature type;
 * verifier key: ``<name>+<hex key ID>+<base64(0x01 || public key)>``.
+
+The key's files (where they live, how they are read and written) are ``_logkey.py``'s.
 """
 
 from __future__ import annotations
@@ -16,9 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 import re
-from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -30,12 +30,11 @@ from jurat.ledger._models import Checkpoint
 __all__ = [
     "LogSigner",
     "checkpoint_body",
-    "default_log_key_path",
-    "load_log_key",
-    "load_or_create_log_key",
+    "default_origin",
     "parse_checkpoint",
     "parse_unverified_checkpoint",
     "public_key_from_verifier",
+    "verifier_key",
 ]
 
 _ED25519 = b"\x01"
@@ -77,8 +76,7 @@ class LogSigner:
 
     def verifier_key(self) -> str:
         """The C2SP verifier key string that lets others check this key's notes."""
-        encoded = base64.b64encode(_ED25519 + self.public_bytes).decode()
-        return f"{self.name}+{self.key_id.hex()}+{encoded}"
+        return verifier_key(self.name, self.public_bytes)
 
     def sign_note(self, body: str) -> str:
         """Return the signed note: ``body``, an empty line, one signature line."""
@@ -87,6 +85,13 @@ class LogSigner:
         signature = self._private.sign(body.encode())
         blob = base64.b64encode(self.key_id + signature).decode()
         return f"{body}\n{_SIG_PREFIX}{self.name} {blob}\n"
+
+
+def verifier_key(name: str, public: bytes) -> str:
+    """The C2SP verifier key ``<name>+<hex key ID>+<base64(0x01 || public key)>``."""
+    _check_name(name)
+    encoded = base64.b64encode(_ED25519 + public).decode()
+    return f"{name}+{_key_id(name, public).hex()}+{encoded}"
 
 
 def default_origin(public: bytes) -> str:
@@ -202,64 +207,3 @@ def parse_checkpoint(
             raise TamperError(f"checkpoint signature by {name!r} does not verify") from exc
         return checkpoint.model_copy(update={"key_name": name, "key_id": blob[:4].hex()})
     raise TamperError("checkpoint carries no signature by the given log key")
-
-
-def default_log_key_path() -> Path:
-    """``$XDG_CONFIG_HOME/jurat/log.key``, else ``~/.config/jurat/log.key``."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "jurat" / "log.key"
-
-
-def load_log_key(
-    path: str | os.PathLike[str] | None = None, *, name: str | None = None
-) -> LogSigner:
-    """Load an existing PKCS#8 PEM Ed25519 log key; refuse one others can read."""
-    key_path = Path(path) if path is not None else default_log_key_path()
-    try:
-        mode = key_path.stat().st_mode
-        data = key_path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read log key {key_path}: {exc.strerror}") from exc
-    if mode & 0o077:
-        raise ConfigError(f"log key {key_path} is readable by others (fix: chmod 600 {key_path})")
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"log key {key_path} is not an unencrypted PKCS#8 PEM key") from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError(f"log key {key_path} is not an Ed25519 key")
-    return LogSigner(key, name=name)
-
-
-def load_or_create_log_key(
-    path: str | os.PathLike[str] | None = None, *, name: str | None = None
-) -> LogSigner:
-    """Load the log key at ``path`` (default :func:`default_log_key_path`), creating it if absent.
-
-    A new key is written as PKCS#8 PEM with mode 0600, in a directory made 0700.
-    """
-    key_path = Path(path) if path is not None else default_log_key_path()
-    if key_path.exists():
-        return load_log_key(key_path, name=name)
-    key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    tmp = key_path.with_name(f".{key_path.name}.{os.getpid()}.tmp")
-    try:
-        key_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(pem)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # link() publishes the complete file atomically and fails if another
-        # process got there first; then everyone uses the winner's key.
-        os.link(tmp, key_path)
-    except FileExistsError:
-        return load_log_key(key_path, name=name)
-    except OSError as exc:
-        raise ConfigError(f"cannot create log key {key_path}: {exc.strerror}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
-    return LogSigner(key, name=name)

@@ -18,14 +18,10 @@ from jurat.ledger._backend import ZERO_HASH
 from jurat.ledger._checkpoint import read_external
 from jurat.ledger._entry import broken_link, entry_from_row, hashed_bytes
 from jurat.ledger._jobs import decode_receipt
+from jurat.ledger._logkey import default_log_key_path, load_log_key
 from jurat.ledger._merkle import EMPTY_ROOT, CompactRange, leaf_hash, node_hash, verify_inclusion
 from jurat.ledger._models import Checkpoint, Entry, EntryProof, LedgerReport
-from jurat.ledger._note import (
-    default_log_key_path,
-    load_log_key,
-    parse_checkpoint,
-    parse_unverified_checkpoint,
-)
+from jurat.ledger._note import parse_checkpoint, parse_unverified_checkpoint
 from jurat.ledger._treestore import current_epoch, read_level, stored_leaf_count
 
 if TYPE_CHECKING:

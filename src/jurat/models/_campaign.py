@@ -6,6 +6,7 @@ from pydantic import Field, model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
+from jurat.models._datasets import DatasetSpec
 from jurat.models._policy import Policy, duplicate_problems
 from jurat.models._problems import Problem, close_match, raise_problems
 
@@ -67,13 +68,25 @@ def truth_problems(
     return problems
 
 
+def no_artifacts_problems(artifacts: int, datasets: int) -> list[Problem]:
+    """A campaign evaluates something: inline ``[[artifacts]]``, ``[[datasets]]``, or both."""
+    if artifacts or datasets:
+        return []
+    return [Problem(("artifacts",), "the campaign has no artifacts",
+                    'add an [[artifacts]] table with id = "c1" and path = "submission.py", or '
+                    'a [[datasets]] table with path = "items.jsonl"')]
+
+
 class Campaign(Frozen):
     """A loaded campaign file: the pinned policy plus the artifacts to evaluate."""
 
     policy: Policy
     """The policy; its digest is pinned into every job and receipt."""
-    artifacts: tuple[ArtifactSpec, ...] = Field(min_length=1)
-    """Artifacts in file order."""
+    artifacts: tuple[ArtifactSpec, ...] = ()
+    """Inline artifacts (``[[artifacts]]``), in file order."""
+    datasets: tuple[DatasetSpec, ...] = ()
+    """Files of artifacts (``[[datasets]]``), in file order; read row by row at intake
+    (runner/_datasets.py), never held whole, so their rows are not validated here."""
     source: str | None = None
     """Path of the campaign file it was loaded from."""
     base_dir: str = "."
@@ -92,6 +105,7 @@ class Campaign(Frozen):
         policy = self.policy
         items = [c.id for c in policy.criteria.items] if policy.criteria is not None else []
         raise_problems(
-            duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
+            no_artifacts_problems(len(self.artifacts), len(self.datasets))
+            + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts]))
         return self

@@ -24,7 +24,7 @@ import pydantic
 
 from jurat.errors import CampaignError, CampaignErrors
 from jurat.models._base import Frozen
-from jurat.models._campaign import Campaign, truth_problems
+from jurat.models._campaign import Campaign, no_artifacts_problems, truth_problems
 from jurat.models._checks import PythonChecks
 from jurat.models._policy import (
     RISK_TIERS,
@@ -66,6 +66,7 @@ MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
 #: Keys that name files, per table; each must stay inside the campaign's directory.
 _PATH_KEYS = {
     "artifacts": ("path", "a_path", "b_path", "tests"),
+    "datasets": ("path",),
     "judges": ("replay_file",),
     "subject": ("replay_file",),
 }
@@ -158,6 +159,7 @@ def campaign_from_dict(
     payload = {
         "policy": _policy_dict(data),
         "artifacts": data.get("artifacts", []),
+        "datasets": data.get("datasets", []),
         "intake": data.get("intake", {}),
         "source": source,
         "base_dir": base_dir,
@@ -293,7 +295,8 @@ def _unknown_table(name: str, lines: TomlLines) -> Found:
     if guess is not None:
         # judges and artifacts are arrays of tables: [[judges]], whatever was written.
         inner = written.strip("[]").replace(name, guess, 1)
-        suggestion = f"[[{inner}]]" if guess in ("judges", "artifacts") else f"[{inner}]"
+        arrays = ("judges", "artifacts", "datasets")
+        suggestion = f"[[{inner}]]" if guess in arrays else f"[{inner}]"
         return Found((name,), f"{message}; did you mean {suggestion}?",
                      f"rename it to {suggestion}")
     return Found((name,), message, f"use only the tables {known} (docs/campaign-format.md)")
@@ -541,7 +544,9 @@ def _semantic(payload: Mapping[str, Any]) -> list[Found]:
         add(("policy",), policy_problems(
             kind, has_rubric="rubric" in policy, has_criteria="criteria" in policy,
             judge_ids=_ids(judges)))
-    artifacts = payload["artifacts"]
+    artifacts, datasets = payload["artifacts"], payload["datasets"]
+    if artifacts == [] and datasets == []:
+        add((), no_artifacts_problems(0, 0))
     if isinstance(artifacts, list):
         add((), duplicate_problems(_ids(artifacts), "artifacts", "artifact"))
         if kind is not None:

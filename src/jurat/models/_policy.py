@@ -283,6 +283,15 @@ class Policy(Frozen):
     """criteria kind: the prompt template under test; ``{input}`` is the test-case input."""
     min_valid_fraction: float = Field(0.5, gt=0, le=1)
     """A judge counts as a substantive vote only with at least this share of valid samples."""
+    judge_after_veto: bool = Field(False, strict=True, exclude_if=lambda on: on is False)
+    """Ask the judges about an artifact whose required gate ran and failed.
+
+    Off by default: such a gate is a veto (fold/_gates.py), so the fold rejects or blocks
+    the artifact whatever the judges say, and their samples would be paid for nothing; the
+    receipt records why they were not asked (``inputs.judges_skipped``). On keeps their
+    reading as evidence beside the veto. Written into the policy only when on, so a
+    campaign that does not set it keeps the policy digest (and job ids, and receipts in
+    normal form) it had before the key existed."""
 
     @property
     def hard_gates(self) -> tuple[str, ...]:

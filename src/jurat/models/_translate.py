@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._campaign import Campaign
 from jurat.models._checks import PythonChecks
+from jurat.models._datasets import DatasetSpec
 from jurat.models._judge import JudgeConfig
 from jurat.models._policy import CriteriaSuite, EquivalencePolicy, Rubric
 from jurat.models._problems import Loc, RecordProblems, close_match, dotted
@@ -36,11 +37,12 @@ CAMPAIGN_KEYS = (
     "allowed_destinations",
     "task_version",
     "min_valid_fraction",
+    "judge_after_veto",
 )
 #: The tables a campaign file may hold.
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
-    "artifacts",
+    "artifacts", "datasets",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -53,6 +55,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[subject]": (*JudgeConfig.model_fields, "prompt"),
     "[[judges]]": tuple(JudgeConfig.model_fields),
     "[[artifacts]]": tuple(ArtifactSpec.model_fields),
+    "[[datasets]]": tuple(DatasetSpec.model_fields),
 }
 #: Examples of fields users most often leave out or get wrong, by TOML place ("*": any index).
 _EXAMPLES: dict[tuple[str, ...], str] = {
@@ -67,6 +70,7 @@ _EXAMPLES: dict[tuple[str, ...], str] = {
     ("judges", "*", "provider"): 'provider = "sim"',
     ("subject", "prompt"): 'prompt = "Answer briefly: {input}"',
     ("artifacts",): 'add an [[artifacts]] table with id = "c1" and path = "submission.py"',
+    ("datasets", "*", "path"): 'path = "items.jsonl" (or a .csv file with a header row)',
     ("artifacts", "*", "id"): 'id = "c1"',
     ("campaign", "risk_tier"): 'risk_tier = "standard"',
     ("artifacts", "*", "sha256"): "sha256 = the artifact's sha256 in hex, or remove the key",
@@ -82,6 +86,7 @@ _FORMS: dict[tuple[str, ...], str] = {
 _TABLE_NAMES: dict[tuple[str, ...], str] = {
     ("judges", "*"): "[[judges]]",
     ("artifacts", "*"): "[[artifacts]]",
+    ("datasets", "*"): "[[datasets]]",
     ("checks", "python"): "[checks.python]",
     ("rubric", "criteria", "*"): "a [rubric] criterion",
     ("criteria", "items", "*"): "a [criteria] item",
@@ -98,6 +103,7 @@ _ENTRY: dict[tuple[str, ...], str] = {
     ("rubric", "criteria"): "criterion",
     ("criteria", "items"): "criterion",
     ("artifacts",): "artifact",
+    ("datasets",): "dataset",
     ("judges",): "judge",
 }
 
@@ -216,26 +222,31 @@ def _value_at(payload: Any, loc: Loc) -> Any:
     return payload
 
 
-def translate(exc: pydantic.ValidationError, payload: Mapping[str, Any]) -> list[Found]:
+def translate(
+    exc: pydantic.ValidationError, payload: Mapping[str, Any], *, at: Loc = ()
+) -> list[Found]:
     """Every error pydantic found, in plain words naming the field and the fix.
 
     The one place a ``pydantic.ValidationError`` about a campaign file is converted. No
     library text passes through: messages are made from the error's kind, the field's
     declared type and bounds, and the value found. Problems a record's own checks raised
-    (``RecordProblems``) keep their words and fixes.
+    (``RecordProblems``) keep their words and fixes. ``at`` is where in the campaign the
+    validated record sits when it is not the whole campaign (a dataset row is validated
+    as the ``[[artifacts]]`` entry ``("artifacts", 0)``).
     """
     found: list[Found] = []
     for error in exc.errors():
+        loc = (*at, *error["loc"])
         cause = error.get("ctx", {}).get("error")
         if isinstance(cause, RecordProblems):
-            found += [Found(toml_loc((*error["loc"], *p.loc)), p.message, p.fix)
+            found += [Found(toml_loc((*loc, *p.loc)), p.message, p.fix)
                       for p in cause.problems]
             continue
         kind = str(error["type"])
         if kind == "extra_forbidden":
-            found.append(_extra(error["loc"]))
+            found.append(_extra(loc))
             continue
-        where = _field_at(error["loc"])
+        where = _field_at(loc)
         value = _value_at(payload, where.loc)
         least = error.get("ctx", {}).get("min_length")
         if kind == "too_short" and isinstance(value, list) and len(value) >= int(least or 1):
@@ -308,7 +319,7 @@ def _plain(kind: str, ctx: dict[str, Any], where: _Field, value: Any) -> Found:
                      + (f"; did you mean {guess!r}?" if guess else ""),
                      example or f'{key} = "{guess or options[0]}"')
     if kind in ("tuple_type", "list_type") and isinstance(value, dict) and pattern in (
-            ("judges",), ("artifacts",)):
+            ("judges",), ("artifacts",), ("datasets",)):
         return Found(loc, f"each entry is its own [[{key}]] table, not one [{key}] table",
                      f"write [[{key}]] (double brackets) above each entry")
     if kind in ("model_type", "model_attributes_type", "dict_type") and isinstance(value, list):

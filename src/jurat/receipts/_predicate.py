@@ -107,6 +107,9 @@ class InputsPart(Frozen):
     """Earlier receipts, by digest."""
     evidence_bundle: EvidencePart
     """The evidence bundle the judges saw."""
+    judges_skipped: str | None = Field(None, exclude_if=lambda why: why is None)
+    """Why no judge was asked (a veto, a settled pair, a subject without output); absent
+    when they were asked, so receipts made before the field existed stay in normal form."""
 
 
 class Decoding(Frozen):

@@ -61,6 +61,7 @@ INPUT_KEYS = (
     "contributor",
     "upstream_receipts",
     "evidence_bundle",
+    "judges_skipped",
 )
 
 
@@ -147,6 +148,7 @@ def _inputs(
                 for i in bundle.items
             ),
         ),
+        judges_skipped=given.get("judges_skipped"),
     )
 
 
@@ -291,8 +293,18 @@ def parse_statement(doc: Any) -> Statement:
 
     Normal form: re-dumping the parsed records reproduces the JSON exactly, so no
     field was defaulted, coerced or dropped on the way into the fold.
+
+    ``doc`` may be a ``CanonicalCandidate`` (the payload bytes and the value read from
+    them): then one serialisation of the re-dumped records, equal to the bytes, shows
+    both normal form and that the bytes are RFC 8785 canonical. A failure then does not
+    say which of the two failed; verification decides that step by step.
     """
+    from jurat.canonical import CanonicalCandidate
+
     step = "parse statement"
+    signed = doc if isinstance(doc, CanonicalCandidate) else None
+    if signed is not None:
+        doc = signed.value
     if not isinstance(doc, dict):
         raise VerificationError("the payload is not a JSON object", step=step)
     if doc.get("_type") != STATEMENT_TYPE:
@@ -309,7 +321,8 @@ def parse_statement(doc: Any) -> Statement:
         raise VerificationError(
             f"{exc.error_count()} schema error(s); first at {where}: {first['msg']}", step=step
         ) from exc
-    if not same_json(statement.model_dump(mode="json", by_alias=True), doc):
+    dump = statement.model_dump(mode="json", by_alias=True)
+    if not (signed.is_canonical_form_of(dump) if signed is not None else same_json(dump, doc)):
         raise VerificationError(
             "the statement is not in normal form: a field is missing, extra or of another "
             "type than the records it describes",
@@ -324,15 +337,11 @@ def same_json(a: Any, b: Any) -> bool:
     Numbers compare by value (``1`` and ``1.0`` are both written ``1``), booleans only
     with booleans, so no coercion can hide in an equal-looking document.
     """
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
+    # The same rule, with the leaves of plain dicts and lists compared inline: it lives
+    # beside the canonical serialiser it stands in for (tests/receipts/test_canonical_fast.py).
+    from jurat.canonical import same_json as same_serialisation
+
+    return same_serialisation(a, b)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -20,9 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jurat.canonical import canonical_json, digest_json, loads_strict
+from jurat.canonical import (
+    canonical_json_value,
+    element_spans,
+    loads_candidate,
+    loads_strict,
+    member_span,
+    member_start,
+    same_json,
+    sha256_digest,
+)
 from jurat.errors import JuratError, VerificationError
-from jurat.models import Decision, Frozen, policy_digest
+from jurat.models import Decision, Frozen
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, ParsedBundle, parse_bundle
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._keys import (
@@ -173,11 +182,32 @@ def _subject(statement: Statement, expected: str | None) -> str:
     return f"{subject.name} sha256:{digest}{same}"
 
 
-def _derived_fields(statement: Statement, derived: Decision, recorded: dict[str, Any]) -> str:
+def _recorded_digests(payload: bytes) -> tuple[str, list[str]]:
+    """The sha256 of ``campaign.policy`` and of each of its judges, as the receipt records
+    them (docs/receipt-format.md §6: of the RFC 8785 JSON of ``policy`` and of
+    ``policy.judges[i]``).
+
+    Step 4 showed the payload to be RFC 8785 canonical, and the records in normal form, so
+    each one's RFC 8785 JSON is its span of the payload: the same bytes ``policy_digest``
+    and ``digest_json`` serialise from the records (tests/receipts/test_canonical_fast.py),
+    hashed without serialising them again.
+    """
+    text = payload.decode("utf-8")
+    begin, end = member_span(text, ("predicate", "campaign", "policy"))
+    judges = member_start(text, ("judges",), begin)
+    return sha256_digest(text[begin:end]), [
+        sha256_digest(text[a:b]) for a, b in element_spans(text, judges)
+    ]
+
+
+def _derived_fields(
+    statement: Statement, derived: Decision, recorded: dict[str, Any], payload: bytes
+) -> str:
     pred = statement.predicate
     policy = pred.campaign.policy
     problems: list[str] = []
-    if pred.campaign.policy_sha256 != policy_digest(policy):
+    policy_sha256, judge_sha256 = _recorded_digests(payload)
+    if pred.campaign.policy_sha256 != policy_sha256:
         problems.append("campaign.policy_sha256 is not the digest of campaign.policy")
     if (pred.campaign.id, pred.campaign.kind) != (policy.id, policy.kind):
         problems.append("campaign id/kind differ from the policy's")
@@ -189,7 +219,7 @@ def _derived_fields(statement: Statement, derived: Decision, recorded: dict[str,
         problems.append(f"replay_fidelity_level {pred.replay_fidelity_level}, derived {level}")
     if [j.id for j in pred.judges] != [j.id for j in policy.judges]:
         problems.append("judges do not list the policy's panel in order")
-    for part, judge in zip(pred.judges, policy.judges, strict=False):
+    for part, judge, digest in zip(pred.judges, policy.judges, judge_sha256, strict=False):
         same = (part.provider, part.model) == (judge.provider, judge.model)
         decoding = part.decoding.model_dump() == {
             "temperature": judge.temperature,
@@ -197,12 +227,38 @@ def _derived_fields(statement: Statement, derived: Decision, recorded: dict[str,
             "seed": judge.seed,
             "structured_output": judge.structured_output,
         }
-        if not same or not decoding or part.config_sha256 != digest_json(judge):
+        if not same or not decoding or part.config_sha256 != digest:
             problems.append(f"judges[{part.id}] differs from the policy's judge config")
-    problems.extend(decision_mismatches(derived, recorded))
+    if not same_json(derived.model_dump(mode="json"), recorded):
+        # Serialising alike is the usual case and implies every field agrees; the field by
+        # field comparison (floats within tolerance) names what differs.
+        problems.extend(decision_mismatches(derived, recorded))
     if problems:
         raise VerificationError("; ".join(problems), step=STEPS[6])
     return f"{len(recorded)} decision fields, policy and judge digests and RF level agree"
+
+
+def _read_statement(payload: bytes) -> tuple[dict[str, Any], Statement]:
+    """Step 4: the payload is strict JSON, its own RFC 8785 serialisation, and a statement
+    in normal form.
+
+    A receipt that holds takes one parse and one serialisation: the records re-dumped
+    serialise to the payload bytes, which shows all three at once
+    (``CanonicalCandidate.is_canonical_form_of``). Anything else is decided again check by
+    check, so a receipt that fails gets the message of the first check it fails.
+    """
+    try:
+        candidate = loads_candidate(payload, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH)
+        return candidate.value, parse_statement(candidate)
+    except Exception:  # noqa: BLE001 - every failure is decided again below, in order
+        pass
+    try:
+        doc = loads_strict(payload, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH)
+    except ValueError as exc:
+        raise VerificationError(f"the payload is not strict JSON: {exc}", step=STEPS[3]) from exc
+    if canonical_json_value(doc) != payload:
+        raise VerificationError("the payload is not RFC 8785 canonical JSON", step=STEPS[3])
+    return doc, parse_statement(doc)
 
 
 def _summary(decision: Decision) -> str:
@@ -263,18 +319,8 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
         return _signature(state["bundle"], key)
 
     def statement() -> str:
-        payload = state["bundle"].payload
-        try:
-            doc = loads_strict(payload, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH)
-        except ValueError as exc:
-            raise VerificationError(
-                f"the payload is not strict JSON: {exc}", step=STEPS[3]
-            ) from exc
-        if canonical_json(doc) != payload:
-            raise VerificationError("the payload is not RFC 8785 canonical JSON", step=STEPS[3])
-        state["statement"] = parsed = parse_statement(doc)
-        state["doc"] = doc
-        state["artifact"] = parsed.predicate.artifact
+        state["doc"], state["statement"] = _read_statement(state["bundle"].payload)
+        state["artifact"] = state["statement"].predicate.artifact
         return "in-toto Statement v1, predicate https://jurat.dev/decision/v1, normal form"
 
     def rerun() -> str:
@@ -291,7 +337,10 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
         and run.step(
             7,
             lambda: _derived_fields(
-                state["statement"], state["derived"], state["doc"]["predicate"]["decision"]
+                state["statement"],
+                state["derived"],
+                state["doc"]["predicate"]["decision"],
+                state["bundle"].payload,
             ),
         )
     )

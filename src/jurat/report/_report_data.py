@@ -3,13 +3,14 @@
 Receipts are read leniently (``_lenient``: a missing field shows as a dash) because the report
 must still render a receipt from an older or newer jurat; only a statement without a predicate
 is refused. Nothing here re-decides anything: outcomes come from the signed ``decision`` and
-are named by ``jurat.models.recorded_outcome_word``, the per-sample labels use the fold's own rules
-(``canonical_preference``, ``eligibility``), and cost uses ``jurat.judges.judge_phase``.
+are named by ``jurat.models.recorded_outcome_word``, each sample's label is read by
+``_votes`` with the fold's own rules, the reasons are ordered root cause first by ``_why``,
+and cost uses ``jurat.judges.judge_phase``.
 
-The report is contributor-visible, so it shows no reference material (docs/receipt-format.md,
-"Reference material") even from receipts written before jurat kept it out of them: an
-equivalence judge's free text is never shown, and the ``equivalence.deterministic`` gate's
-detail only when the gate says how it treated ``b``.
+The report is contributor-visible, so it shows no reference material (docs/receipt-format.md
+§11) even from receipts written before jurat kept it out of them: an equivalence judge's free
+text is never shown (``_votes``), and the ``equivalence.deterministic`` gate's detail only
+when the gate says how it treated ``b`` (``_why.gate_detail``).
 """
 
 from __future__ import annotations
@@ -20,21 +21,23 @@ from typing import Any
 
 import pydantic
 
-from jurat.errors import JuratError, ValidationError
-from jurat.fold import canonical_preference, eligibility
+from jurat.errors import ValidationError
 from jurat.judges import PhaseCost, Price, judge_phase
-from jurat.models import (
-    GATE_EQUIVALENCE_DETERMINISTIC,
-    Frozen,
-    Tone,
-    Vote,
-    recorded_outcome_word,
-    tone_of,
-)
+from jurat.models import Frozen, Tone, recorded_outcome_word, tone_of
 from jurat.report._lenient import as_float, as_int, as_list, as_object, as_text
+from jurat.report._votes import VoteRow, vote_row
+from jurat.report._why import gate_detail, why
 
-_EXPLANATION_CHARS = 240
-_WITHHELD = "not shown: recorded before receipts kept the reference answer out"
+__all__ = [
+    "ArtifactView",
+    "CriterionRow",
+    "GateRow",
+    "ReportReceipt",
+    "VoteRow",
+    "artifact_view",
+    "coerce_receipts",
+    "verify_command",
+]
 
 
 class ReportReceipt(Frozen):
@@ -46,6 +49,11 @@ class ReportReceipt(Frozen):
     """Where the Sigstore bundle lies, for the verify command; None when unknown."""
     key_path: str | None = None
     """The public key that verifies it; None when unknown."""
+    ledger: str | None = None
+    """The ledger the receipt was read from, as given (a file or a URL without password), for
+    ``jurat replay`` when the receipt has no file of its own; None when not from a ledger."""
+    ledger_seq: int | None = None
+    """Its entry's position in that ledger."""
 
 
 class GateRow(Frozen):
@@ -61,39 +69,6 @@ class GateRow(Frozen):
     """Tool and version that decided it."""
     detail: str
     """Finer outcome, if recorded."""
-
-
-class VoteRow(Frozen):
-    """One recorded judge sample, summarised for display."""
-
-    judge: str
-    """Judge id."""
-    criterion: str
-    """Criterion id, or rubric / pairwise / equivalence."""
-    sample: int | None
-    """Sample index k."""
-    order: str | None
-    """Presentation order (pairwise)."""
-    attempts: int
-    """Transport attempts, i.e. calls made for this sample."""
-    label: str | None
-    """The label the fold reads from this sample (canonical for pairwise); None if none."""
-    presented: str | None
-    """Pairwise: the preference as presented, before restoring canonical order."""
-    summary: str
-    """Short answer summary."""
-    explanation: str
-    """The judge's explanation or reason, truncated (untrusted text)."""
-    error: str | None
-    """Error kind of an errored sample."""
-    latency_ms: int | None
-    """Call latency."""
-    dispatch_ms: int | None
-    """Dispatch time since job start."""
-    input_tokens: int
-    """Input tokens the endpoint reported."""
-    output_tokens: int
-    """Output tokens the endpoint reported."""
 
 
 class CriterionRow(Frozen):
@@ -137,33 +112,44 @@ class ArtifactView(Frozen):
     tone: Tone
     """Colour class of the outcome."""
     score: str
-    """Q (rubric), preference (pairwise), pass fraction (criteria) or how it was settled."""
+    """Q (rubric), preference (pairwise), pass fraction (criteria) or how it was settled;
+    ``vetoed`` when a veto decided."""
     agreement: float | None
-    """Decision-level agreement among independent votes, if the kind has one."""
+    """Decision-level agreement among independent votes, if the kind has one and no veto
+    decided (under a veto it supports nothing)."""
     agreement_text: str
-    """Agreement as shown, e.g. ``2/3``; for criteria the weakest evaluation."""
+    """Agreement as shown, e.g. ``2/3``; for criteria the weakest evaluation; under a veto
+    ``not asked`` or ``not considered: veto``."""
     valid_samples: int | None
     """Samples with a validated answer."""
     samples: int | None
     """All samples recorded."""
+    vetoed_by: tuple[str, ...]
+    """The required gates that decided the outcome whatever the judges said (``_why``)."""
     gates_failed: tuple[str, ...]
-    """Required gates that did not pass."""
+    """Required gates that did not pass, root cause first."""
+    gates_text: str
+    """The same as shown: ``python.parse; skipped: python.imports, tests.pass``."""
     gates: tuple[GateRow, ...]
-    """Every recorded gate."""
+    """Every recorded gate, in pipeline order."""
     reasons: tuple[str, ...]
-    """The decision's reasons."""
+    """Why, root cause first (``_why``)."""
     review_version: int | None
     """Review version of this receipt."""
     supersedes: str | None
     """Digest of the receipt it supersedes."""
-    superseded: bool = False
-    """Whether a later review of the same artifact is in the report."""
+    superseded_by: int | None = None
+    """The next review version of the same artifact in the report, if any (``_rows``)."""
+    versions: int = 1
+    """How many review versions of the same artifact the report lists."""
     fidelity: str
     """replay_fidelity_level, or ``unstated``."""
     verify_command: str
-    """The verify command for this receipt."""
+    """The command that verifies this receipt."""
     paths_known: bool
     """Whether the command names real paths rather than placeholders."""
+    ledger_seq: int | None
+    """Its entry's position in the ledger it was read from."""
     quorum: float | None
     """criteria: the blocker quorum in force."""
     blockers: tuple[str, ...]
@@ -175,9 +161,15 @@ class ArtifactView(Frozen):
     judge_cost: PhaseCost
     """The judge phase of this receipt: recorded usage at the policy's pinned prices."""
 
+    @property
+    def superseded(self) -> bool:
+        """A later review of the same artifact is in the report."""
+        return self.superseded_by is not None
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _EXPLANATION_CHARS else text[: _EXPLANATION_CHARS - 1] + "…"
+    @property
+    def vetoed(self) -> bool:
+        """A required gate decided the outcome; the votes, if any, were not considered."""
+        return bool(self.vetoed_by)
 
 
 def coerce_receipts(
@@ -204,91 +196,20 @@ def coerce_receipts(
     return out
 
 
-def verify_command(artifact_id: str, receipt_path: str | None, key_path: str | None) -> str:
-    """The exact command; placeholders (unquoted, visibly so) where a path is unknown."""
-    receipt = shlex.quote(receipt_path) if receipt_path else f"<out>/{artifact_id}.sigstore.json"
-    key = shlex.quote(key_path) if key_path else "<pub>"
-    return f"jurat verify {receipt} --key {key}"
+def verify_command(artifact_id: str, receipt: ReportReceipt) -> str:
+    """The exact command; placeholders (unquoted, visibly so) where a path is unknown.
 
-
-def _rubric_label(answer: Mapping[str, Any], rubric: Mapping[str, Any]) -> tuple[str, str]:
-    """The fold's per-sample eligibility (``jurat.fold.eligibility``), with Q for display."""
-    scores = as_object(answer.get("scores"))
-    items = [as_object(c) for c in as_list(rubric.get("criteria"))]
-    threshold = as_float(rubric.get("threshold"))
-    if threshold is None or not items:
-        return "unscorable", ""
-    try:
-        weights = {str(c.get("id")): float(c.get("weight", 0.0)) for c in items}
-        verdict = eligibility(
-            {k: scores[k] for k in weights},
-            weights=weights,
-            minima={str(c.get("id")): c.get("minimum") for c in items},
-            threshold=threshold,
-        )
-    except (JuratError, KeyError, TypeError, ValueError):
-        return "unscorable", ""
-    return verdict.label, f"Q {float(verdict.q):.4f}"
-
-
-def _pairwise_label(raw: Mapping[str, Any]) -> str | None:
-    known = {k: v for k, v in raw.items() if k in Vote.model_fields}
-    try:
-        return canonical_preference(Vote.model_validate(known))
-    except pydantic.ValidationError:
-        return None
-
-
-def _vote_row(kind: str, raw: Mapping[str, Any], rubric: Mapping[str, Any]) -> VoteRow:
-    answer = raw.get("answer")
-    error = raw.get("error")
-    usage = as_object(raw.get("usage"))
-    label: str | None = None
-    presented: str | None = None
-    summary = ""
-    explanation = ""
-    if error is not None or not isinstance(answer, dict):
-        error = as_text(error, "missing answer")
-        # The fold's own error mapping, so the last point of a convergence line is its agreement.
-        label = {"criteria": "unsure", "equivalence": "PARSE_ERROR"}.get(kind)
-    else:
-        # An equivalence judge has read the reference answer; older receipts kept its reason.
-        if kind != "equivalence":
-            explanation = _clip(as_text(answer.get("explanation") or answer.get("reason"), ""))
-        if kind == "rubric":
-            label, q = _rubric_label(answer, rubric)
-            scores = as_object(answer.get("scores"))
-            marks = " ".join(f"{k[:1]}{v}" for k, v in scores.items())
-            summary = f"{label} ({q}; {marks}); judge said {as_text(answer.get('disposition'))}"
-        elif kind == "pairwise":
-            label = _pairwise_label(raw)
-            presented = as_text(answer.get("preference"))
-            order = as_text(raw.get("order"))
-            summary = f"{as_text(label)} canonical (presented {presented}, order {order})"
-        elif kind == "criteria":
-            label = as_text(answer.get("verdict"))
-            summary = label
-        else:
-            label = as_text(answer.get("decision"))
-            summary = label
-        if kind == "pairwise" and label == "abstain":
-            label = None
-    return VoteRow(
-        judge=as_text(raw.get("judge")),
-        criterion=as_text(raw.get("criterion")),
-        sample=as_int(raw.get("sample")),
-        order=raw.get("order") if isinstance(raw.get("order"), str) else None,
-        attempts=as_int(raw.get("attempts")) or 1,
-        label=label,
-        presented=presented,
-        summary=summary,
-        explanation=explanation,
-        error=error,
-        latency_ms=as_int(raw.get("latency_ms")),
-        dispatch_ms=as_int(raw.get("dispatch_ms")),
-        input_tokens=as_int(usage.get("input_tokens")) or 0,
-        output_tokens=as_int(usage.get("output_tokens")) or 0,
-    )
+    A receipt read from a ledger with no file of its own (a superseded review: ``jurat run``
+    writes the current one over it) is verified by ``jurat replay``, which checks every
+    receipt of the ledger, this one among them.
+    """
+    key = shlex.quote(receipt.key_path) if receipt.key_path else "<pub>"
+    if not receipt.receipt_path and receipt.ledger_seq is not None:
+        ledger = shlex.quote(receipt.ledger) if receipt.ledger else "<ledger>"
+        return f"jurat replay {ledger} --key {key}"
+    path = receipt.receipt_path
+    shown = shlex.quote(path) if path else f"<out>/{artifact_id}.sigstore.json"
+    return f"jurat verify {shown} --key {key}"
 
 
 def _criterion_row(raw: Mapping[str, Any]) -> CriterionRow:
@@ -345,6 +266,16 @@ def _agreement_text(decision: Mapping[str, Any], criteria: Sequence[CriterionRow
     return "—"
 
 
+def _reading(kind: str, decision: Mapping[str, Any], score: str, agreement: str) -> str:
+    """What the judges said, in a few words: shown under a veto only as not considered."""
+    label = decision.get("label")
+    if kind == "rubric" and isinstance(label, str):
+        return f"{label}, {score.split(' (')[0]}, {agreement}"
+    if isinstance(label, str):
+        return f"{label}, {agreement}"
+    return "" if score in ("—", "no Q") else score
+
+
 def _judge_cost(policy: Mapping[str, Any], votes: Sequence[VoteRow]) -> PhaseCost:
     """The receipt's judge phase, at the prices pinned in the receipt's own policy."""
     prices = {
@@ -357,17 +288,18 @@ def _judge_cost(policy: Mapping[str, Any], votes: Sequence[VoteRow]) -> PhaseCos
     return judge_phase(votes, prices)
 
 
-def _gate_detail(gate: Mapping[str, Any]) -> str:
-    """The gate's detail; an equivalence gate's only if it records how it treated ``b``."""
-    detail = as_text(gate.get("detail"), "")
-    if gate.get("id") == GATE_EQUIVALENCE_DETERMINISTIC and detail:
-        if as_object(gate.get("data")).get("reference") not in ("b", "none"):
-            return _WITHHELD
-    return detail
+def _gate_row(gate: Mapping[str, Any]) -> GateRow:
+    return GateRow(
+        id=as_text(gate.get("id")),
+        outcome=as_text(gate.get("outcome")),
+        required=gate.get("required") is True,
+        tool=f"{as_text(gate.get('tool'), '')} {as_text(gate.get('tool_version'), '')}".strip(),
+        detail=gate_detail(gate),
+    )
 
 
 def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
-    """Summarise one receipt."""
+    """Summarise one receipt (its review versions are related to others by ``_rows``)."""
     predicate = as_object(receipt.statement.get("predicate"))
     campaign, artifact = as_object(predicate.get("campaign")), as_object(predicate.get("artifact"))
     decision, review = as_object(predicate.get("decision")), as_object(predicate.get("review"))
@@ -375,20 +307,18 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
     kind = as_text(campaign.get("kind") or decision.get("kind") or policy.get("kind"))
     artifact_id = as_text(artifact.get("id"), f"artifact-{index}")
     rubric = as_object(policy.get("rubric"))
-    votes = tuple(_vote_row(kind, as_object(v), rubric) for v in as_list(predicate.get("votes")))
+    votes = tuple(vote_row(kind, as_object(v), rubric) for v in as_list(predicate.get("votes")))
     criteria = tuple(_criterion_row(as_object(c)) for c in as_list(decision.get("criteria")))
     suite = as_object(policy.get("criteria"))
     outcome, tone = _outcome(kind, decision)
-    gates = tuple(
-        GateRow(
-            id=as_text(g.get("id")),
-            outcome=as_text(g.get("outcome")),
-            required=g.get("required") is True,
-            tool=f"{as_text(g.get('tool'), '')} {as_text(g.get('tool_version'), '')}".strip(),
-            detail=_gate_detail(g),
-        )
-        for g in map(as_object, as_list(predicate.get("gates")))
-    )
+    score, agreement_text = _score(kind, decision, policy), _agreement_text(decision, criteria)
+    reading = _reading(kind, decision, score, agreement_text) if votes else ""
+    cause = why(kind, policy, predicate, decision, len(votes), reading)
+    agreement = as_float(decision.get("agreement"))
+    if cause.vetoed_by:
+        # The veto decided: Q and agreement would read as the judges backing it.
+        score, agreement = "vetoed", None
+        agreement_text = "not considered: veto" if votes else "not asked"
     return ArtifactView(
         index=index,
         artifact_id=artifact_id,
@@ -398,19 +328,23 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         kind=kind,
         outcome=outcome,
         tone=tone,
-        score=_score(kind, decision, policy),
-        agreement=as_float(decision.get("agreement")),
-        agreement_text=_agreement_text(decision, criteria),
+        score=score,
+        agreement=agreement,
+        agreement_text=agreement_text,
         valid_samples=as_int(decision.get("valid_samples")),
-        samples=as_int(decision.get("samples")),
-        gates_failed=tuple(str(g) for g in as_list(decision.get("gates_failed"))),
-        gates=gates,
-        reasons=tuple(str(r) for r in as_list(decision.get("reasons"))),
+        samples=as_int(decision.get("samples")) if votes or not cause.vetoed_by else None,
+        vetoed_by=cause.vetoed_by,
+        gates_failed=cause.gates_failed,
+        gates_text=cause.gates_text,
+        gates=tuple(_gate_row(g) for g in map(as_object, as_list(predicate.get("gates")))),
+        reasons=cause.lines,
         review_version=as_int(review.get("version")),
         supersedes=review.get("supersedes") if isinstance(review.get("supersedes"), str) else None,
         fidelity=as_text(predicate.get("replay_fidelity_level"), "unstated"),
-        verify_command=verify_command(artifact_id, receipt.receipt_path, receipt.key_path),
-        paths_known=bool(receipt.receipt_path and receipt.key_path),
+        verify_command=verify_command(artifact_id, receipt),
+        paths_known=bool(receipt.key_path and (
+            receipt.receipt_path or (receipt.ledger_seq is not None and receipt.ledger))),
+        ledger_seq=receipt.ledger_seq,
         quorum=as_float(suite.get("blocker_quorum")),
         blockers=tuple(
             str(as_object(c).get("id"))
@@ -421,18 +355,3 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         criteria=criteria,
         judge_cost=_judge_cost(policy, votes),
     )
-
-
-def artifact_views(receipts: Sequence[ReportReceipt]) -> list[ArtifactView]:
-    """All views, with earlier reviews of an artifact marked superseded by later ones."""
-    views = [artifact_view(i, r) for i, r in enumerate(receipts)]
-    latest: dict[tuple[str, str], int] = {}
-    for v in views:
-        key = (v.campaign_id, v.artifact_id)
-        latest[key] = max(latest.get(key, -1), v.review_version or 0)
-    return [
-        v.model_copy(
-            update={"superseded": (v.review_version or 0) < latest[(v.campaign_id, v.artifact_id)]}
-        )
-        for v in views
-    ]

@@ -5,7 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from jurat.fold import wilson_interval
 from jurat.style import TONE_HEX
+
+
+def interval(text: str) -> str:
+    """The Wilson 95% interval of a trailing ``top/n`` fraction, as markup; or nothing."""
+    top, _, n = text.rpartition(" ")[2].partition("/")
+    # isdecimal, not isdigit: int() refuses superscripts; the length cap keeps int() cheap.
+    if not all(x.isdecimal() and len(x) < 10 for x in (top, n)):
+        return ""
+    successes, total = int(top), int(n)
+    if not 0 <= successes <= total or total < 1:
+        return ""
+    low, high = wilson_interval(successes, total)
+    return f'<span class="ci">{low:.2f}–{high:.2f}</span>'
 
 
 def cell(inner: str, cls: str | None = None) -> str:
@@ -56,7 +70,19 @@ tr.decision > td { border-bottom: none; }
 .tone-bad .badge { background: var(--bad); }
 .tone-hold .badge { background: var(--hold); }
 .tag { font-size: 11px; color: var(--muted); border: 1px solid var(--line); border-radius: 8px;
-  padding: 0 5px; }
+  padding: 0 5px; white-space: nowrap; }
+.tag.current { color: var(--good); border-color: var(--good); }
+tr.superseded > td { color: var(--muted); }
+tr.superseded .badge { opacity: 0.6; }
+tr.campaign > th { background: #fff; font-size: 15px; padding-top: 18px;
+  border-bottom: 2px solid var(--ink); }
+.said { font-weight: 600; white-space: nowrap; }
+.said-good { color: var(--good); }
+.said-bad { color: var(--bad); }
+.said-hold { color: var(--hold); }
+td.considered { color: var(--muted); font-style: italic; white-space: nowrap; }
+p.why { margin: 6px 0 0; font-weight: 600; font-size: 13px; }
+p.note.veto { color: var(--bad); }
 .ci { display: block; font-size: 11px; color: var(--muted); }
 details.votes > summary { cursor: pointer; color: var(--muted); font-size: 13px; }
 details.votes[open] > summary { margin-bottom: 6px; }
@@ -81,8 +107,9 @@ svg.chart text.chart-title { font-size: 13px; font-weight: 600; }
 svg.chart text.tick, svg.chart text.axis-label { fill: var(--muted); }
 svg.chart line.grid { stroke: #e5e8eb; stroke-width: 1; }
 svg.chart line.reference { stroke: #d55e00; stroke-width: 1.2; stroke-dasharray: 5 3; }
-svg.chart polyline.series { fill: none; stroke-width: 1.8; stroke-opacity: 0.75;
+svg.chart polyline.series { fill: none; stroke-width: 2; stroke-opacity: 0.9;
   stroke-linejoin: round; }
+svg.chart text.legend { fill: var(--ink); }
 svg.chart rect.track { fill: #eef1f4; }
 """
 )

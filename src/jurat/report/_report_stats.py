@@ -1,5 +1,9 @@
 """Aggregates across receipts for the report: convergence, order reversal, cost per phase.
 
+Convergence is drawn one line per judge, not per (artifact, judge): a panel of three over
+eight artifacts was 24 overlapping lines in one chart. A judge's line is the mean, over the
+artifacts it sampled, of the agreement so far after k samples (``mean_agreement``).
+
 Order reversal and cost are computed by their owners (``jurat.judges.order_reversal``,
 ``jurat.judges.summarise``); this module groups the receipts' rows for them.
 """
@@ -35,6 +39,18 @@ def running_agreement(labels: Sequence[str | None]) -> tuple[float, ...]:
         if label is not None:
             counts[label] += 1
         out.append(max(counts.values(), default=0) / k)
+    return tuple(out)
+
+
+def mean_agreement(runs: Sequence[Sequence[str | None]]) -> tuple[float, ...]:
+    """The mean over ``runs`` of ``running_agreement`` after each k, over the runs that have at
+    least k samples (a run with fewer recorded samples leaves the later means)."""
+    curves = [running_agreement(labels) for labels in runs if labels]
+    longest = max((len(c) for c in curves), default=0)
+    out = []
+    for k in range(longest):
+        reached = [c[k] for c in curves if len(c) > k]
+        out.append(sum(reached) / len(reached))
     return tuple(out)
 
 

@@ -1,16 +1,17 @@
 """Campaign orchestration: the only package that wires the stages together.
 
 ``run_campaign_async`` takes the ledger, the signing key and the telemetry sink from its
-caller and opens the judge engine itself; the command line (``jurat.cli``) opens the
-first three and prints what the run returns.
+caller and opens the judge engine itself unless given one; the command line
+(``jurat.cli``) runs ``preflight`` before it opens anything, opens the rest and prints
+the summary (``runner/_summary.py`` computes it) of what the run returns.
 """
 
 from jurat.runner._execute import Execution
 from jurat.runner._intake import check_destinations, intake, intake_artifact
 from jurat.runner._job import JobResult, Progress, job_cost
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
-from jurat.runner._run import RunOptions, run_campaign_async
-from jurat.runner._summary import outcome_text, print_summary
+from jurat.runner._run import RunOptions, preflight, run_campaign_async
+from jurat.runner._summary import outcome_text
 
 __all__ = [
     "Execution",
@@ -25,7 +26,7 @@ __all__ = [
     "job_cost",
     "ledger_url",
     "outcome_text",
-    "print_summary",
+    "preflight",
     "replay_ledger",
     "run_campaign_async",
 ]

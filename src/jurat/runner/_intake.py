@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from jurat.canonical import canonical_json, sha256_digest
@@ -28,10 +29,12 @@ from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
 from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
 from jurat.models._load import campaign_line, campaign_path_problem
 
-__all__ = ["check_destinations", "intake", "intake_artifact"]
+__all__ = ["check_destinations", "intake", "intake_artifact", "intake_spec", "read_lines"]
 
 PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"
 _CHUNK = 1024 * 1024
+#: Test files kept by ``intake_spec``'s cache.
+_CACHED = 64
 _ESCAPE_FIX = (
     "keep the file inside the campaign directory: copy it in rather than link to it, and "
     "name it relative to the campaign file without '..'"
@@ -159,6 +162,41 @@ def _read(campaign: Campaign, rel: str, field: str, *, cap: int, what: str, key:
         ) from exc
 
 
+def read_lines(
+    campaign: Campaign, rel: str, field: str, *, max_line: int, file: str
+) -> Iterator[tuple[int, bytes]]:
+    """Each line of the file ``rel`` names inside the campaign directory, numbered from 1,
+    without its line ending (``\\n`` or ``\\r\\n``); streamed, one line in memory at a time.
+
+    The file is opened as ``_open_inside`` opens it (``field`` is the campaign key that
+    names it). A line longer than ``max_line`` bytes is refused, naming ``file`` (the name
+    messages show) and the line, after reading no more than ``max_line`` + 2 bytes of it.
+    The descriptor is closed when the iteration ends or is closed.
+    """
+    fd = _open_inside(campaign, rel, field)
+    with os.fdopen(fd, "rb", buffering=_CHUNK) as handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline(max_line + 2)  # + 2: room for a "\r\n"
+            except OSError as exc:
+                raise CampaignError(
+                    f"cannot read {rel!r}: {exc.strerror}", file=file, line=number + 1,
+                    fix="check the file") from exc
+            if not line:
+                return
+            number += 1
+            line = line[:-1] if line.endswith(b"\n") else line
+            line = line[:-1] if line.endswith(b"\r") else line
+            if len(line) > max_line:  # a line cut at the limit is at least max_line + 1
+                raise CampaignError(
+                    f"line {number} is longer than {max_line} bytes; nothing was sent",
+                    file=file, line=number,
+                    fix="one artifact per line, each part within [intake] max_artifact_bytes",
+                )
+            yield number, line
+
+
 def _inline(campaign: Campaign, text: str, field: str, what: str) -> str:
     cap = campaign.intake.max_artifact_bytes
     # Cheap bound first: a UTF-8 character is at most 4 bytes.
@@ -199,13 +237,25 @@ def _check_replay_files(campaign: Campaign) -> None:
 def intake_artifact(
     campaign: Campaign, index: int, *, cache: dict[str, str] | None = None
 ) -> Artifact:
-    """Read and digest one artifact; refuse it if a pinned digest does not match.
+    """Read and digest one ``[[artifacts]]`` entry; refuse it if a pinned digest does not
+    match.
 
     ``cache`` keeps test files by path across one campaign's intake, so that a shared
     ``[checks.python] tests`` file is read once, not once per artifact.
     """
-    spec = campaign.artifacts[index]
-    where = f"artifacts[{index}]"
+    return intake_spec(campaign, campaign.artifacts[index], f"artifacts[{index}]", cache=cache)
+
+
+def intake_spec(
+    campaign: Campaign, spec: ArtifactSpec, where: str, *, cache: dict[str, str] | None = None
+) -> Artifact:
+    """Read and digest one artifact entry; ``where`` is its place in the campaign file
+    (``artifacts[3]``), which every refusal names. A dataset row (runner/_datasets.py) is
+    read through here too and re-places the refusal in its file and line.
+
+    ``cache`` keeps test files by path (see ``intake_artifact``); at most ``_CACHED`` of
+    them, as a dataset's rows may each name their own.
+    """
     label = f"artifact {spec.id!r}"
     limits = campaign.intake
     tests: dict[str, str] = {}
@@ -214,6 +264,8 @@ def intake_artifact(
     if tests_rel:
         cache = {} if cache is None else cache
         if tests_rel not in cache:
+            if len(cache) >= _CACHED:
+                del cache[next(iter(cache))]  # the oldest: rows usually share a few files
             tests_field = f"{where}.tests" if spec.tests else "checks.python.tests"
             cache[tests_rel] = _read(
                 campaign, tests_rel, tests_field, cap=limits.max_tests_bytes,
@@ -267,8 +319,18 @@ def intake_artifact(
 
 
 def intake(campaign: Campaign) -> list[Artifact]:
-    """Intake the whole campaign before anything is evaluated or sent."""
-    check_destinations(campaign.policy, campaign.source)
-    _check_replay_files(campaign)
+    """Intake the whole campaign before anything is evaluated or sent, and return every
+    artifact, ``[[datasets]]`` rows included, held in one list.
+
+    For small campaigns and tests; a run checks everything first and then streams the
+    artifacts instead (runner/_datasets.py: ``check_artifacts``, ``iter_artifacts``).
+    """
+    from jurat.runner._datasets import check_artifacts, iter_artifacts
+
     cache: dict[str, str] = {}
-    return [intake_artifact(campaign, i, cache=cache) for i in range(len(campaign.artifacts))]
+    if not campaign.datasets:  # one pass: every artifact is held anyway
+        check_destinations(campaign.policy, campaign.source)
+        _check_replay_files(campaign)
+        return [intake_artifact(campaign, i, cache=cache) for i in range(len(campaign.artifacts))]
+    check_artifacts(campaign, cache=cache)
+    return list(iter_artifacts(campaign, cache=cache))

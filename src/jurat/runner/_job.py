@@ -9,13 +9,16 @@ resumes from the ledger and never resamples (seed 000: a retry is not a new samp
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jurat import __version__
 from jurat.checks import deterministic_equivalence, run_checks_async
+from jurat.fold import gate_veto
 from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
 from jurat.ledger import job_id
 from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    GATE_SUBJECT_EXECUTION,
     Artifact,
     Decision,
     EvidenceItem,
@@ -30,16 +33,42 @@ EXCERPT_CHARS = 2000
 
 @dataclass
 class JobResult:
-    """What the summary table and the exit code need from one artifact's job."""
+    """What the summary table and the exit code need from one artifact's job.
+
+    ``reference_detail`` is for the operator's terminal only: it quotes the campaign's
+    tests (failure excerpts, the run's output), which are reference material, so nothing
+    here may copy it into a receipt, the ledger, telemetry or the report
+    (docs/receipt-format.md §11). It is empty for a reused receipt: the tests did not run.
+    """
 
     artifact: Artifact
     decision: Decision
     votes: list[Vote]
+    """Every vote the receipt records: drawn in this run, recorded earlier, or both."""
     gates: list[GateOutcome]
     receipt_path: str
-    cost: CostSummary
+    drawn_cost: CostSummary
+    """What this run spent: the samples and the execution drawn in it."""
+    reused_cost: CostSummary
+    """What was recorded before this run and reused, not drawn again (ledger or receipt)."""
+    drawn: list[Vote] = field(default_factory=list)
+    """The votes of ``votes`` drawn in this run (the others were recorded before it)."""
     review_version: int = 1
     reused: bool = False
+    judges_skipped: str | None = None
+    """Why no judge was asked, as the receipt records it (``inputs.judges_skipped``)."""
+    reference_detail: tuple[str, ...] = ()
+    """Operator-only check detail (``CheckReport.reference_detail``); never persisted."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The deterministic checks of one artifact, as the job uses them."""
+
+    gates: list[GateOutcome]
+    evidence: list[EvidenceItem]
+    reference_detail: tuple[str, ...] = ()
+    """Operator-only (see ``JobResult``)."""
 
 
 @dataclass
@@ -70,9 +99,7 @@ def artifact_evidence(artifact: Artifact) -> EvidenceItem:
                         sha256=artifact.sha256, excerpt=excerpt)
 
 
-async def deterministic_checks(
-    policy: Policy, artifact: Artifact
-) -> tuple[list[GateOutcome], list[EvidenceItem]]:
+async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
     """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
     hard_gates = policy.hard_gates
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
@@ -82,15 +109,47 @@ async def deterministic_checks(
             # By default `b` is the reference (the gold answer): the gate binds it by digest
             # only (docs/receipt-format.md, "Reference material").
             reference = settings is None or settings.reference == "b"
-            return [check.to_gate(reference=reference)], []
-        return [], []
+            return Checked([check.to_gate(reference=reference)], [])
+        return Checked([], [])
     if policy.python is not None and artifact.media_type == "text/x-python":
         report = await run_checks_async(
             artifact.text, tests=artifact.tests or None, config=policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
         )
-        return list(report.gates), list(report.evidence)
-    return [], []
+        return Checked(list(report.gates), list(report.evidence), report.reference_detail)
+    return Checked([], [])
+
+
+def judges_skipped(policy: Policy, gates: list[GateOutcome]) -> str | None:
+    """Why no judge is asked about this artifact, or None when they are.
+
+    Judges are asked only when their votes can change the decision:
+
+    - a pair the deterministic pass settled: it overrides any judge (seed 002 §3);
+    - a subject that produced no output: there is nothing to judge (seed 001 §3);
+    - a required gate that ran and failed (rubric, pairwise, criteria): a veto, the fold
+      rejects or blocks whatever the judges say (seed 000, hard gates), unless the campaign
+      sets ``judge_after_veto``. Equivalence folds no veto, so it is not skipped for one.
+
+    A required gate that errored, was skipped or is missing is not a failure: the fold
+    escalates for the missing evidence (criteria: blocks), and the judges are still asked.
+    That outcome says nothing against the artifact (a sandbox that could not start, a
+    missing tool), and their reading is what the person who takes the escalation up
+    starts from.
+    """
+    for gate in gates:
+        if gate.id == GATE_EQUIVALENCE_DETERMINISTIC and gate.outcome in ("pass", "fail"):
+            return f"settled deterministically by {GATE_EQUIVALENCE_DETERMINISTIC}"
+        if gate.id == GATE_SUBJECT_EXECUTION and gate.outcome != "pass":
+            return f"{GATE_SUBJECT_EXECUTION} {gate.outcome}: the subject produced no output"
+    if policy.kind == "equivalence" or policy.judge_after_veto:
+        return None
+    veto = gate_veto(policy.hard_gates, gates)
+    if not veto.hard_fail:
+        return None
+    failed = [g.id for g in gates if g.id in veto.failed and g.outcome == "fail"]
+    noun = "gate" if len(failed) == 1 else "gates"
+    return f"required {noun} {', '.join(failed)} did not pass (a veto no judge can change)"
 
 
 def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:

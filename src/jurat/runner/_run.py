@@ -1,8 +1,14 @@
-"""Run a campaign: intake, then every artifact's job concurrently (docs/design.md, "The pipeline").
+"""Run a campaign: preflight, then every artifact's job at once (docs/design.md, "The pipeline").
 
-The run owns the judge ``Engine`` (adapters, limits, connections): it opens one for all its
-jobs and closes it when the last job ends. The ledger, the signing key and the telemetry
-sink are the caller's, opened and closed by it, and passed in.
+``preflight`` refuses a campaign that cannot run (files, digests, destinations, API keys,
+replay files, adapters) for all its artifacts at once, before anything is sent or
+written; the command line calls it before it even opens the ledger (exit 3, ledger
+untouched), and ``run_campaign_async`` calls it again first thing for other callers.
+
+The judge ``Engine`` (adapters, limits, connections) is shared by all the run's jobs:
+``run_campaign_async`` opens one and closes it when the last job ends, or uses the
+caller's (which the caller closes). The ledger, the signing key and the telemetry sink
+are the caller's, opened and closed by it, and passed in.
 """
 
 from __future__ import annotations
@@ -19,8 +25,6 @@ from jurat.fold import decide
 from jurat.judges import Engine, SampleTelemetry
 from jurat.ledger import Entry, EntryKind, Ledger
 from jurat.models import (
-    GATE_EQUIVALENCE_DETERMINISTIC,
-    GATE_SUBJECT_EXECUTION,
     Artifact,
     Campaign,
     EvidenceBundle,
@@ -46,9 +50,10 @@ from jurat.runner._job import (
     deterministic_checks,
     job_cost,
     job_identity,
+    judges_skipped,
 )
 
-__all__ = ["ARTIFACT_CONCURRENCY", "RunOptions", "run_campaign_async"]
+__all__ = ["ARTIFACT_CONCURRENCY", "RunOptions", "preflight", "run_campaign_async"]
 
 #: Artifacts evaluated at once; judge calls are bounded separately per endpoint.
 ARTIFACT_CONCURRENCY = 8
@@ -100,6 +105,7 @@ class _Runner:
             return self._reuse(artifact, existing)
         received = next(iter(self.ledger.entries(job_id=job, kind="job_received")), None)
         execution: Execution | None = None
+        executed_now = False
         if received is not None:
             recorded = received.payload.get("execution")
             if recorded is not None:
@@ -107,6 +113,7 @@ class _Runner:
         else:
             if artifact.input is not None and self.policy.subject is not None:
                 execution = await execute_subject(self.policy, artifact, self.engine)
+                executed_now = True
             payload: dict[str, JsonValue] = {
                 "artifact_sha256": artifact.sha256, "policy_sha256": self.policy_sha256,
                 "task_version": self.policy.task_version, "evaluator": f"jurat/{__version__}",
@@ -116,17 +123,22 @@ class _Runner:
                 payload["execution"] = execution.record()
             await self._append("job_received", job, artifact, payload)
         try:
-            return await self._evaluate(job, artifact, execution)
+            return await self._evaluate(job, artifact, execution, executed_now=executed_now)
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
             raise
 
     async def _judge(self, job: str, artifact: Artifact, bundle: EvidenceBundle,
-                     gates: list[GateOutcome], recorded: list[Vote]) -> list[Vote]:
-        """The judges' votes: every planned sample, those already recorded kept as they are."""
+                     gates: list[GateOutcome], recorded: list[Vote], drawn: list[Vote]
+                     ) -> list[Vote]:
+        """The judges' votes: every planned sample, those already recorded kept as they are.
+
+        Each vote drawn in this run is also appended to ``drawn``, for honest call counts.
+        """
 
         async def on_vote(vote: Vote) -> None:
+            drawn.append(vote)
             await self._append("sample_recorded", job, artifact,
                                {"vote": vote.model_dump(mode="json")})
             self.progress.vote(vote, job_cost(self.policy, [vote], None).total.usd)
@@ -139,9 +151,10 @@ class _Runner:
             self.policy, artifact, bundle, gates, existing=recorded, on_vote=on_vote,
             on_retry=on_retry, telemetry=self.telemetry)
 
-    async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None
-                        ) -> JobResult:
-        gates, evidence = await deterministic_checks(self.policy, artifact)
+    async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None, *,
+                        executed_now: bool) -> JobResult:
+        checked = await deterministic_checks(self.policy, artifact)
+        gates, evidence = checked.gates, checked.evidence
         if execution is not None:
             gate, item, artifact = execution_evidence(self.policy, artifact, execution,
                                                       index=1 + len(evidence))
@@ -149,13 +162,13 @@ class _Runner:
             evidence.append(item)
         bundle = EvidenceBundle(items=(artifact_evidence(artifact), *evidence))
         recorded = [Vote.model_validate(p["vote"]) for p in self.ledger.samples_for_job(job)]
-        settled = any(g.id == GATE_EQUIVALENCE_DETERMINISTIC and g.outcome in ("pass", "fail")
-                      for g in gates)
-        failed_execution = any(g.id == GATE_SUBJECT_EXECUTION and g.outcome != "pass"
-                               for g in gates)
+        # The one place that decides whether judges are asked (a settled pair, a subject
+        # without output, a veto): the receipt records why when they are not.
+        skipped = judges_skipped(self.policy, gates)
+        drawn: list[Vote] = []
         votes = recorded
-        if not settled and not failed_execution:
-            votes = await self._judge(job, artifact, bundle, gates, recorded)
+        if skipped is None:
+            votes = await self._judge(job, artifact, bundle, gates, recorded, drawn)
         decision = decide(self.policy, gates, votes)
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
@@ -164,14 +177,17 @@ class _Runner:
                                {"reasons": list(decision.reasons)})
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
         slot = self.ledger.next_review(self.campaign.id, artifact.id)
+        inputs: dict[str, JsonValue] = {
+            "task": artifact.task, "contributor": artifact.contributor, "upstream_receipts": [],
+            "evidence_bundle": bundle.digest, "job_id": job,
+        }
+        if skipped is not None:
+            inputs["judges_skipped"] = skipped
         statement = decision_statement(
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
             bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
             replay_fidelity_level=replay_fidelity_level_for(self.policy),
-            jurat_version=__version__,
-            inputs={"task": artifact.task, "contributor": artifact.contributor,
-                    "upstream_receipts": [], "evidence_bundle": bundle.digest,
-                    "job_id": job},
+            jurat_version=__version__, inputs=inputs,
         )
         signed = sign_statement(statement_document(statement), self.key)
         # The ledger writes the supersession entry itself, in the same transaction.
@@ -180,9 +196,15 @@ class _Runner:
                                        artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
         path.write_bytes(signed)
-        return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
-                         receipt_path=str(path), review_version=slot.version,
-                         cost=job_cost(self.policy, votes, execution))
+        fresh = {(v.judge, v.criterion, v.sample) for v in drawn}
+        earlier = [v for v in votes if (v.judge, v.criterion, v.sample) not in fresh]
+        return JobResult(
+            artifact=artifact, decision=decision, votes=votes, gates=gates,
+            receipt_path=str(path), review_version=slot.version, drawn=drawn,
+            drawn_cost=job_cost(self.policy, drawn, execution if executed_now else None),
+            reused_cost=job_cost(self.policy, earlier, None if executed_now else execution),
+            judges_skipped=skipped, reference_detail=checked.reference_detail,
+        )
 
     def _reuse(self, artifact: Artifact, signed: bytes) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
@@ -195,25 +217,46 @@ class _Runner:
         decision = decide(self.policy, gates, votes)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
                          receipt_path=str(path), review_version=predicate.review.version,
-                         reused=True, cost=job_cost(self.policy, votes, None))
+                         reused=True, drawn_cost=job_cost(self.policy, [], None),
+                         reused_cost=job_cost(self.policy, votes, None),
+                         judges_skipped=predicate.inputs.judges_skipped)
+
+
+def preflight(campaign: Campaign, engine: Engine) -> list[Artifact]:
+    """Everything that can refuse the run, for all artifacts at once, before anything is
+    sent or written: intake (files, caps, digests, destinations) and the engine's
+    preflight (adapters, API keys, replay files, kinds). Returns the artifacts, pinned.
+
+    Raises ConfigError or IntakeError (exit 3). The adapters it builds stay in ``engine``.
+    """
+    artifacts = intake(campaign)
+    engine.preflight(campaign.policy, artifacts)
+    return artifacts
 
 
 async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                              key: PrivateKey, progress: Progress,
-                             telemetry: SampleTelemetry | None = None) -> list[JobResult]:
-    """Evaluate every artifact; intake for all of them happens before anything is sent.
+                             telemetry: SampleTelemetry | None = None,
+                             engine: Engine | None = None) -> list[JobResult]:
+    """Evaluate every artifact; ``preflight`` for all of them happens before anything is
+    sent or written.
 
-    Opens the run's judge engine and closes it before returning, whatever happens.
+    ``engine`` is the caller's, which the caller closes (the command line passes the one
+    it preflighted); without it, the run opens one and closes it before returning,
+    whatever happens.
     """
-    artifacts = intake(campaign)
+    if engine is None:
+        async with Engine() as own:
+            return await run_campaign_async(campaign, options, ledger=ledger, key=key,
+                                            progress=progress, telemetry=telemetry, engine=own)
+    artifacts = preflight(campaign, engine)
     options.out_dir.mkdir(parents=True, exist_ok=True)
     gate = asyncio.Semaphore(ARTIFACT_CONCURRENCY)
-    async with Engine() as engine:
-        runner = _Runner(campaign, options, ledger=ledger, key=key, progress=progress,
-                         telemetry=telemetry, engine=engine)
+    runner = _Runner(campaign, options, ledger=ledger, key=key, progress=progress,
+                     telemetry=telemetry, engine=engine)
 
-        async def bounded(artifact: Artifact) -> JobResult:
-            async with gate:
-                return await runner.run_one(artifact)
+    async def bounded(artifact: Artifact) -> JobResult:
+        async with gate:
+            return await runner.run_one(artifact)
 
-        return list(await asyncio.gather(*(bounded(a) for a in artifacts)))
+    return list(await asyncio.gather(*(bounded(a) for a in artifacts)))

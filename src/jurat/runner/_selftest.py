@@ -3,18 +3,24 @@
 A judge's validity cannot be shown by one test (the self-referential trap, seed 002 §6):
 it must at least get the obvious cases right, and its answers must not betray an
 always-equivalent / always-accept pathology, position bias or a taste for verbosity.
+
+A judge of a campaign is tested as the campaign would use it: only the controls of the
+campaign's kind (``CONTROLS_FOR``), and its content sent only where the campaign's
+``allowed_destinations`` allow, checked before any request (``selftest_preflight``, the
+rule of judges/_destinations.py). A control that does not apply to a judge is "n/a",
+never a pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
 
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import decide
-from jurat.judges import OrderedAnswer, order_reversal
+from jurat.judges import CallKind, Engine, OrderedAnswer, order_reversal
+from jurat.judges._destinations import LOCAL_DESTINATIONS, Destinations
 from jurat.models import (
     RISK_TIERS,
     Artifact,
@@ -22,15 +28,14 @@ from jurat.models import (
     Criterion,
     EquivalencePolicy,
     EvidenceBundle,
+    Frozen,
     JudgeConfig,
     Policy,
     Rubric,
     Vote,
 )
+from jurat.models._policy import Kind
 from jurat.runner._job import artifact_evidence
-
-if TYPE_CHECKING:
-    from jurat.judges import CallKind
 
 # Seed 002 §6: identity pairs, clear mismatches, and missing / non-numeric answers.
 IDENTITY = [("200", "200"), ("The answer is 42.", "The answer is 42."), ("3/4", "3/4"),
@@ -52,14 +57,57 @@ POSITION_BIAS_LIMIT = 0.25
 CONTROL_PASS_RATE = 0.75
 
 
-@dataclass
-class Check:
+#: The prompts a campaign of each kind asks its judges: the controls that test them.
+CONTROLS_FOR: dict[Kind, tuple[CallKind, ...]] = {
+    "equivalence": ("equivalence",),
+    "rubric": ("rubric",),
+    "criteria": ("criterion",),
+    "pairwise": ("pairwise",),
+}
+#: Without a campaign (the built-in panel, ``--judge``): every kind a judge answers.
+ALL_CONTROLS: tuple[CallKind, ...] = ("equivalence", "rubric", "criterion", "pairwise")
+
+
+class Check(Frozen):
     """One row of the selftest table."""
 
     judge: str
+    """The judge's id."""
     name: str
-    ok: bool
+    """The control."""
+    result: Literal["pass", "fail", "n/a"]
+    """``n/a``: the control does not apply (the judge does not answer its prompts); it is
+    neither a pass nor a failure."""
     detail: str
+    """What was seen."""
+
+    @property
+    def ok(self) -> bool:
+        """Not a failure (a pass, or not applicable)."""
+        return self.result != "fail"
+
+
+def _check(judge: str, name: str, ok: bool, detail: str) -> Check:
+    return Check(judge=judge, name=name, result="pass" if ok else "fail", detail=detail)
+
+
+class _Controls:
+    """One judge's controls: the destinations they may send to and the engine sending."""
+
+    def __init__(self, judge: JudgeConfig, allowed: tuple[str, ...], engine: Engine) -> None:
+        self.judge, self.allowed, self.engine = judge, allowed, engine
+
+    def policy(self, **fields: object) -> Policy:
+        """A control's policy, allowing what the campaign allows (and nothing else)."""
+        return Policy.model_validate({"id": "selftest", "allowed_destinations": self.allowed,
+                                      **fields})
+
+    async def votes(self, policy: Policy, artifact: Artifact) -> list[Vote]:
+        from jurat.judges import run_samples
+
+        bundle = EvidenceBundle(items=(artifact_evidence(artifact),))
+        votes: list[Vote] = await run_samples(policy, artifact, bundle, [], engine=self.engine)
+        return votes
 
 
 def _artifact(id_: str, *, text: str = "", a: str | None = None, b: str | None = None,
@@ -73,17 +121,10 @@ def _artifact(id_: str, *, text: str = "", a: str | None = None, b: str | None =
                     truth=truth)
 
 
-async def _votes(policy: Policy, artifact: Artifact) -> list[Vote]:
-    from jurat.judges import run_samples
-
-    bundle = EvidenceBundle(items=(artifact_evidence(artifact),))
-    votes: list[Vote] = await run_samples(policy, artifact, bundle, [])
-    return votes
-
-
-async def _equivalence_controls(judge: JudgeConfig) -> list[Check]:
-    policy = Policy(id="selftest", kind="equivalence", judges=(judge.model_copy(
-        update={"samples": 1}),), equivalence=EquivalencePolicy(votes=1, min_agreement=1))
+async def _equivalence_controls(c: _Controls) -> list[Check]:
+    judge = c.judge
+    policy = c.policy(kind="equivalence", judges=(judge.model_copy(update={"samples": 1}),),
+                      equivalence=EquivalencePolicy(votes=1, min_agreement=1))
     groups = {"identity → EQUIVALENT": (IDENTITY, "EQUIVALENT"),
               "mismatch → DIFFERENT": (MISMATCH, "DIFFERENT"),
               "missing/non-numeric → ABSTAIN": (ABSTAIN, "ABSTAIN")}
@@ -92,65 +133,67 @@ async def _equivalence_controls(judge: JudgeConfig) -> list[Check]:
     for name, (pairs, expected) in groups.items():
         got = []
         for i, (a, b) in enumerate(pairs):
-            votes = await _votes(policy, _artifact(f"eq{i}", a=a, b=b, truth=expected))
+            votes = await c.votes(policy, _artifact(f"eq{i}", a=a, b=b, truth=expected))
             decision = votes[0].answer.get("decision") if votes[0].answer else "PARSE_ERROR"
             got.append(str(decision))
         seen.extend(got)
         hits = got.count(expected)
-        checks.append(Check(judge.id, name, hits / len(got) >= CONTROL_PASS_RATE,
-                            f"{hits}/{len(got)} as expected ({', '.join(got)})"))
+        checks.append(_check(judge.id, name, hits / len(got) >= CONTROL_PASS_RATE,
+                             f"{hits}/{len(got)} as expected ({', '.join(got)})"))
     eq_rate = seen.count("EQUIVALENT") / len(seen)
-    checks.append(Check(judge.id, "bias: always-equivalent", eq_rate < 0.9,
-                        f"EQUIVALENT on {eq_rate:.0%} of all controls"))
+    checks.append(_check(judge.id, "bias: always-equivalent", eq_rate < 0.9,
+                         f"EQUIVALENT on {eq_rate:.0%} of all controls"))
     return checks
 
 
-def _rubric_policy(judge: JudgeConfig) -> Policy:
-    rubric = Rubric(version="selftest/1", threshold=0.75, criteria=(
-        Criterion(id="correctness", weight=0.5, minimum=3),
-        Criterion(id="reasoning", weight=0.5)))
-    return Policy(id="selftest", kind="rubric", judges=(judge,), rubric=rubric,
-                  risk_tier=RISK_TIERS["standard"].model_copy(update={"votes": 1}))
+_RUBRIC = Rubric(version="selftest/1", threshold=0.75, criteria=(
+    Criterion(id="correctness", weight=0.5, minimum=3), Criterion(id="reasoning", weight=0.5)))
 
 
-async def _rubric_canaries(judge: JudgeConfig) -> list[Check]:
-    policy = _rubric_policy(judge)
-    good = decide(policy, [], await _votes(policy, _artifact("good", text=GOOD_CODE,
-                                                              truth="accept")))
-    bad = decide(policy, [], await _votes(policy, _artifact("bad", text=BAD_CODE,
-                                                             truth="reject")))
+async def _rubric_canaries(c: _Controls) -> list[Check]:
+    judge = c.judge
+    policy = c.policy(kind="rubric", judges=(judge,), rubric=_RUBRIC,
+                      risk_tier=RISK_TIERS["standard"].model_copy(update={"votes": 1}))
+    good = decide(policy, [], await c.votes(policy, _artifact("good", text=GOOD_CODE,
+                                                               truth="accept")))
+    bad = decide(policy, [], await c.votes(policy, _artifact("bad", text=BAD_CODE,
+                                                              truth="reject")))
     return [
-        Check(judge.id, "canary: correct code accepted", good.disposition == "accept",
-              f"{good.disposition} (Q {good.q})"),
-        Check(judge.id, "bias: always-accept (broken code)", bad.disposition != "accept",
-              f"{bad.disposition} (Q {bad.q})"),
+        _check(judge.id, "canary: correct code accepted", good.disposition == "accept",
+               f"{good.disposition} (Q {good.q})"),
+        _check(judge.id, "bias: always-accept (broken code)", bad.disposition != "accept",
+               f"{bad.disposition} (Q {bad.q})"),
     ]
 
 
-async def _criteria_canaries(judge: JudgeConfig) -> list[Check]:
+async def _criteria_canaries(c: _Controls) -> list[Check]:
+    judge = c.judge
     suite = CriteriaSuite(samples=5, blocker_samples=5, items=(
         Criterion(id="mentions-paris", text="Does the answer name Paris as the capital?",
                   blocker=True),))
-    policy = Policy(id="selftest", kind="criteria", judges=(judge,), criteria=suite)
-    yes = decide(policy, [], await _votes(policy, _artifact(
+    policy = c.policy(kind="criteria", judges=(judge,), criteria=suite)
+    yes = decide(policy, [], await c.votes(policy, _artifact(
         "yes", text=SHORT_RIGHT, truth={"mentions-paris": "yes"})))
-    no = decide(policy, [], await _votes(policy, _artifact(
+    no = decide(policy, [], await c.votes(policy, _artifact(
         "no", text=LONG_WRONG, truth={"mentions-paris": "no"})))
     return [
-        Check(judge.id, "canary: criterion met → SHIP", yes.rollout == "SHIP", str(yes.rollout)),
-        Check(judge.id, "canary: blocker missed → BLOCK", no.rollout == "BLOCK", str(no.rollout)),
+        _check(judge.id, "canary: criterion met → SHIP", yes.rollout == "SHIP",
+               str(yes.rollout)),
+        _check(judge.id, "canary: blocker missed → BLOCK", no.rollout == "BLOCK",
+               str(no.rollout)),
     ]
 
 
-async def _pairwise_bias(judge: JudgeConfig) -> list[Check]:
-    policy = Policy(id="selftest", kind="pairwise", judges=(judge.model_copy(
-        update={"samples": 8}),), rubric=_rubric_policy(judge).rubric)
+async def _pairwise_bias(c: _Controls) -> list[Check]:
+    judge = c.judge
+    policy = c.policy(kind="pairwise", judges=(judge.model_copy(update={"samples": 8}),),
+                      rubric=_RUBRIC)
     verbose = verbose_n = 0
     cases = [("A", SHORT_RIGHT, LONG_WRONG), ("B", LONG_WRONG, SHORT_RIGHT),
              ("A", GOOD_CODE, BAD_CODE), ("B", BAD_CODE, GOOD_CODE)]
     answers: list[list[OrderedAnswer]] = []
     for i, (truth, a, b) in enumerate(cases):
-        votes = await _votes(policy, _artifact(f"pw{i}", a=a, b=b, truth=truth))
+        votes = await c.votes(policy, _artifact(f"pw{i}", a=a, b=b, truth=truth))
         answers.append([OrderedAnswer.of(v) for v in votes])
         if LONG_WRONG in (a, b):
             longer = "A" if len(a) > len(b) else "B"
@@ -160,36 +203,70 @@ async def _pairwise_bias(judge: JudgeConfig) -> list[Check]:
     # Position bias and order reversal are measured as the report measures them.
     order = order_reversal(answers)
     rate = order.first_position_rate
-    checks = [Check(judge.id, "bias: position (first-shown preferred)",
-                    rate is not None and abs(rate - 0.5) <= POSITION_BIAS_LIMIT,
-                    f"first-shown chosen {order.first_position}/{order.ab_answers}")]
+    checks = [_check(judge.id, "bias: position (first-shown preferred)",
+                     rate is not None and abs(rate - 0.5) <= POSITION_BIAS_LIMIT,
+                     f"first-shown chosen {order.first_position}/{order.ab_answers}")]
     if order.items:
         same = f"{order.consistent}/{order.items} artifacts: same majority under AB and BA"
-        checks.append(Check(judge.id, "order-reversal consistency",
-                            order.consistent / order.items >= CONTROL_PASS_RATE, same))
+        checks.append(_check(judge.id, "order-reversal consistency",
+                             order.consistent / order.items >= CONTROL_PASS_RATE, same))
     vrate = verbose / verbose_n if verbose_n else 0.0
-    checks.append(Check(judge.id, "bias: verbosity (longer, wrong answer preferred)",
-                        verbose_n > 0 and vrate <= 0.5, f"longer chosen {verbose}/{verbose_n}"))
+    checks.append(_check(judge.id, "bias: verbosity (longer, wrong answer preferred)",
+                         verbose_n > 0 and vrate <= 0.5,
+                         f"longer chosen {verbose}/{verbose_n}"))
     return checks
 
 
-async def selftest_judge(judge: JudgeConfig) -> list[Check]:
-    """Every control for one judge; a judge that raises fails the control, never passes it."""
-    from jurat.judges import make_judge
+_PARTS: dict[CallKind, Callable[[_Controls], Awaitable[list[Check]]]] = {
+    "equivalence": _equivalence_controls,
+    "rubric": _rubric_canaries,
+    "criterion": _criteria_canaries,
+    "pairwise": _pairwise_bias,
+}
 
+
+def selftest_preflight(
+    judges: Sequence[JudgeConfig], allowed: Sequence[str], engine: Engine, *,
+    fields: Sequence[str] | None = None, source: str | None = None,
+) -> None:
+    """Before any request: every judge's endpoint is in ``allowed``, its adapter builds and
+    its own checks hold (an API key set). Raises DestinationError or ConfigError (exit 3).
+
+    ``fields`` names each judge where the error should point (``judges[0]``, ``--judge``).
+    """
+    destinations = Destinations(allowed)
+    for index, judge in enumerate(judges):
+        field = fields[index] if fields is not None else f"judges[{index}]"
+        destinations.check(judge, field=field, source=source)
+    for judge in judges:
+        engine.judge(judge).preflight()
+
+
+async def selftest_judge(
+    judge: JudgeConfig, *, kinds: Sequence[CallKind] = ALL_CONTROLS,
+    allowed: Sequence[str] = LOCAL_DESTINATIONS, engine: Engine | None = None,
+) -> list[Check]:
+    """The controls of ``kinds`` for one judge; a judge that raises fails the control,
+    never passes it; a kind the judge does not answer is "n/a".
+
+    Content goes only where ``allowed`` allows (a campaign's ``allowed_destinations``),
+    through ``engine`` (the caller's, which it closes; without one, a fresh one).
+    """
+    if engine is None:
+        async with Engine() as own:
+            return await selftest_judge(judge, kinds=kinds, allowed=allowed, engine=own)
+    controls = _Controls(judge, tuple(allowed), engine)
+    adapter = engine.judge(judge)
     checks: list[Check] = []
-    adapter = make_judge(judge)
-    parts: tuple[tuple[CallKind, Callable[[JudgeConfig], Awaitable[list[Check]]]], ...] = (
-        ("equivalence", _equivalence_controls), ("rubric", _rubric_canaries),
-             ("criterion", _criteria_canaries), ("pairwise", _pairwise_bias))
-    for kind, part in parts:
+    for kind in kinds:
+        part = _PARTS[kind]
         if not adapter.supports(kind):
-            checks.append(Check(judge.id, f"{kind} controls", True,
-                                f"not applicable: this judge does not answer {kind} prompts"))
+            checks.append(Check(judge=judge.id, name=f"{kind} controls", result="n/a",
+                                detail=f"this judge does not answer {kind} prompts"))
             continue
         try:
-            checks.extend(await part(judge))
+            checks.extend(await part(controls))
         except JuratError as exc:
-            checks.append(Check(judge.id, part.__name__.strip("_").replace("_", " "), False,
-                                f"error: {exc}"))
+            checks.append(_check(judge.id, part.__name__.strip("_").replace("_", " "), False,
+                                 f"error: {exc}"))
     return checks

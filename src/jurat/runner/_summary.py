@@ -1,15 +1,65 @@
-"""The summary table printed after a run."""
+"""The summary of a run as data: what ``jurat run`` prints after its last job.
+
+``cli/_summary.py`` prints it; everything here is computed from the jobs' results and the
+policy, nothing is read again:
+
+- one row per artifact: its decision, what the judges said (or that they were not asked),
+  the required gates that did not pass, root cause first, and what this run spent on it;
+- under it, its reasons: the evidence (runner/_explain.py), then what the judges did;
+- one health row per judge: samples, drawn now or reused, errors by kind, valid share.
+  A judge with samples and not one valid answer is ``dead`` (an endpoint down, a key
+  refused), and the run's exit status says so (cli/_run.py);
+- counts per outcome and per contributor, and judge calls drawn in this run vs reused.
+
+A vetoed artifact never shows the judges' score or agreement as if they had backed the
+veto: either they were not asked (``judges_skipped``), or their reading is marked
+overruled.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from typing import get_args
 
 from rich.console import Console
-from rich.table import Table
 
-from jurat.models import Decision, tone_of
+from jurat.fold import gate_veto
+from jurat.models import (
+    GATE_EQUIVALENCE_DETERMINISTIC,
+    GATE_TESTS_PASS,
+    Decision,
+    Disposition,
+    EquivalenceWord,
+    Frozen,
+    GateOutcome,
+    Policy,
+    Rollout,
+    Tone,
+    tone_of,
+)
+from jurat.runner._explain import Line, gate_lines, not_passed, root_causes
 from jurat.runner._job import JobResult
-from jurat.style import terminal_markup
+
+__all__ = [
+    "ArtifactRow",
+    "JudgeHealth",
+    "artifact_row",
+    "call_counts",
+    "contributor_counts",
+    "judge_health",
+    "outcome_counts",
+    "outcome_text",
+    "wide_console",
+]
+
+#: The outcome words of each campaign kind, in the order the summary counts them.
+_WORDS: dict[str, tuple[str, ...]] = {
+    "rubric": get_args(Disposition),
+    "pairwise": get_args(Disposition),
+    "criteria": get_args(Rollout),
+    "equivalence": get_args(EquivalenceWord),
+}
 
 
 def wide_console() -> Console:
@@ -22,8 +72,71 @@ def outcome_text(d: Decision) -> str:
     return d.outcome or "?"
 
 
-def score_text(d: Decision) -> str:
-    """Q for rubric kinds, pass fraction for criteria, the label otherwise."""
+class ArtifactRow(Frozen):
+    """One artifact's line of the summary table and the reasons printed under it."""
+
+    artifact: str
+    """Artifact id."""
+    outcome: str
+    """The decision word."""
+    tone: Tone
+    """How the word reads (good, bad, hold)."""
+    score: str
+    """Q, the criteria pass fraction or the label; ``vetoed`` under a veto."""
+    agreement: str
+    """Independent votes agreeing; ``not asked`` when the judges were skipped."""
+    samples: str
+    """Valid over recorded samples; ``-`` when no judge was asked."""
+    gates: str
+    """Required gates that did not pass, root cause first, then those skipped."""
+    cost: str
+    """USD this run spent on the artifact (``unknown`` at an unknown price)."""
+    review: str
+    """Review version, and whether the receipt was reused."""
+    reasons: tuple[Line, ...]
+    """The evidence and the judges' part, root cause first; empty for a plain decision."""
+
+
+class JudgeHealth(Frozen):
+    """How one judge of the panel fared over the run's artifacts."""
+
+    judge: str
+    """Judge id."""
+    provider: str
+    """Its provider."""
+    samples: int
+    """Samples the decisions rest on: drawn in this run and reused."""
+    drawn: int
+    """Of them, drawn in this run."""
+    valid: int
+    """Samples with a validated answer."""
+    errors: tuple[tuple[str, int], ...]
+    """Errored samples by kind, most frequent first."""
+
+    @property
+    def dead(self) -> bool:
+        """It had samples and not one valid answer: every vote of it is missing."""
+        return self.samples > 0 and self.valid == 0
+
+    def valid_text(self) -> str:
+        """``valid/samples (percent)``, or ``-`` without samples."""
+        if not self.samples:
+            return "-"
+        return f"{self.valid}/{self.samples} ({100 * self.valid / self.samples:.0f}%)"
+
+    def errors_text(self) -> str:
+        """``kind n, kind n``, or ``-``."""
+        return ", ".join(f"{kind} {n}" for kind, n in self.errors) or "-"
+
+
+def _vetoed(policy: Policy, result: JobResult) -> list[str]:
+    """The required gates that ran and failed, when the fold vetoes on them."""
+    if policy.kind == "equivalence":
+        return []  # equivalence folds no veto (fold/_decide.py)
+    return root_causes(policy.hard_gates, result.gates)
+
+
+def _score(d: Decision) -> str:
     if d.q is not None:
         return f"Q {d.q:.4f}"
     if d.kind == "criteria" and d.criteria:
@@ -32,27 +145,141 @@ def score_text(d: Decision) -> str:
     return d.label or "-"
 
 
-def agreement_text(d: Decision) -> str:
+def _agreement(d: Decision) -> str:
     if d.kind == "criteria" and d.criteria:
         low = min(d.criteria, key=lambda c: c.agreement)
         return f"min {low.agreement_votes}"
     return d.agreement_votes or "-"
 
 
-def print_summary(results: Sequence[JobResult], console: Console, title: str) -> None:
-    """Per artifact: decision, Q or pass fraction, agreement, valid/samples, gates, cost."""
-    table = Table(title=title, show_lines=False)
-    for col in ("artifact", "decision", "score", "agreement", "valid/samples", "gate failures",
-                "cost", "review"):
-        table.add_column(col)
+def _gates(policy: Policy, result: JobResult) -> str:
+    named: list[str] = []
+    skipped: list[str] = []
+    for gate_id, outcome in not_passed(policy.hard_gates, result.gates):
+        if outcome == "skip":
+            skipped.append(gate_id)
+        else:
+            named.append(gate_id if outcome == "fail" else f"{gate_id} ({outcome})")
+    if skipped:
+        named.append(f"skipped: {', '.join(skipped)}")
+    return "; ".join(named) or "-"
+
+
+def _reasons(policy: Policy, result: JobResult, vetoed: list[str]) -> list[Line]:
+    d = result.decision
+    by_id = {g.id: g for g in result.gates}
+    lines: list[Line] = []
+    for gate_id, outcome in not_passed(policy.hard_gates, result.gates):
+        if outcome == "missing":
+            lines.append(Line(text=f"{gate_id} has no outcome (required)"))
+            continue
+        lines += gate_lines(by_id[gate_id], result.reference_detail)
+        if result.reused and gate_id == GATE_TESTS_PASS and outcome == "fail":
+            lines.append(Line(text="the tests did not run again for a reused receipt: "
+                                   "`jurat check` shows the failing assertion", depth=1))
+    if result.judges_skipped is not None:
+        why = f"veto by {', '.join(vetoed)}" if vetoed and not result.votes else (
+            result.judges_skipped)
+        lines.append(Line(text=f"judges not asked: {why}"))
+    elif vetoed:
+        if d.label and d.agreement_votes:
+            said = f"they said {d.label} ({d.agreement_votes})"
+        elif not d.valid_samples:
+            said = "none of their answers was valid"
+        else:
+            said = f"they said {_score(d)}"
+        lines.append(Line(text=f"judges asked (judge_after_veto), overruled by the veto: {said}"))
+    else:
+        # The fold's own reasons, less the veto lines the evidence above replaces; beside a
+        # gate that could not run, they are marked as the judges', not the cause.
+        veto = gate_veto(policy.hard_gates, result.gates)
+        mark = "judges: " if veto.failed else ""
+        lines += [Line(text=mark + r) for r in d.reasons if r not in veto.reasons]
+    required = {gate_id for gate_id, _ in not_passed(policy.hard_gates, result.gates)}
+    for gate in result.gates:
+        if gate.id not in required and _faulty(gate):
+            evidence = gate_lines(gate, result.reference_detail)
+            head = evidence[0].model_copy(
+                update={"text": evidence[0].text + " (not required: reported, no veto)"})
+            lines += [head, *evidence[1:]]
+    return lines
+
+
+def _faulty(gate: GateOutcome) -> bool:
+    """A gate that failed or could not run. Not the deterministic equivalence pass: its
+    ``fail`` means the two answers differ, an outcome rather than a fault."""
+    return gate.outcome in ("fail", "error") and gate.id != GATE_EQUIVALENCE_DETERMINISTIC
+
+
+def _plain(result: JobResult) -> bool:
+    """A decision that needs no reasons under it: good, or an equivalence settled."""
+    d = result.decision
+    if any(_faulty(g) for g in result.gates):
+        return False
+    if d.kind == "equivalence":
+        return d.equivalent is not None
+    return tone_of(d.outcome) == "good"
+
+
+def artifact_row(policy: Policy, result: JobResult) -> ArtifactRow:
+    """The summary line of one artifact's job, with its reasons."""
+    d = result.decision
+    vetoed = _vetoed(policy, result)
+    asked = result.judges_skipped is None or bool(result.votes)
+    score, agreement = _score(d), _agreement(d)
+    if vetoed:
+        score = "vetoed"
+        agreement = "overruled" if asked else "not asked"
+    elif not asked:
+        agreement = "settled" if d.equivalence_settled else "not asked"
+    samples = f"{d.valid_samples}/{d.samples}" if asked and d.samples else "-"
+    usd = result.drawn_cost.total.usd
+    return ArtifactRow(
+        artifact=result.artifact.id,
+        outcome=outcome_text(d),
+        tone=tone_of(d.outcome),
+        score=score,
+        agreement=agreement,
+        samples=samples,
+        gates=_gates(policy, result),
+        cost="unknown" if usd is None else f"${usd:.4f}",
+        review=f"v{result.review_version}" + (" (reused)" if result.reused else ""),
+        reasons=() if _plain(result) else tuple(_reasons(policy, result, vetoed)),
+    )
+
+
+def judge_health(policy: Policy, results: Sequence[JobResult]) -> list[JudgeHealth]:
+    """One row per judge of the panel, in panel order."""
+    rows: list[JudgeHealth] = []
+    for config in policy.judges:
+        votes = [v for r in results for v in r.votes if v.judge == config.id]
+        drawn = sum(1 for r in results for v in r.drawn if v.judge == config.id)
+        valid = sum(1 for v in votes if v.error is None and v.answer is not None)
+        errors = Counter(v.error or "no answer" for v in votes
+                         if v.error is not None or v.answer is None)
+        rows.append(JudgeHealth(judge=config.id, provider=config.provider, samples=len(votes),
+                                drawn=drawn, valid=valid, errors=tuple(errors.most_common())))
+    return rows
+
+
+def outcome_counts(policy: Policy, results: Sequence[JobResult]) -> dict[str, int]:
+    """How many artifacts ended in each of the kind's outcome words (zeros included)."""
+    counts = Counter(outcome_text(r.decision) for r in results)
+    words = _WORDS.get(policy.kind, ())
+    return {**{w: counts[w] for w in words}, **{w: n for w, n in counts.items()
+                                                 if w not in words}}
+
+
+def contributor_counts(results: Sequence[JobResult]) -> dict[str, dict[str, int]]:
+    """Per contributor (in first-seen order; ``(none)`` when unnamed), outcome word counts."""
+    out: dict[str, Counter[str]] = {}
     for r in results:
-        d = r.decision
-        usd = r.cost.total.usd
-        table.add_row(
-            r.artifact.id, terminal_markup(outcome_text(d), tone_of(d.outcome)), score_text(d),
-            agreement_text(d), f"{d.valid_samples}/{d.samples}",
-            ", ".join(d.gates_failed) or "-",
-            "unknown" if usd is None else f"${usd:.4f}",
-            f"v{r.review_version}" + (" (reused)" if r.reused else ""),
-        )
-    console.print(table)
+        who = r.artifact.contributor or "(none)"
+        out.setdefault(who, Counter())[outcome_text(r.decision)] += 1
+    return {who: dict(c) for who, c in out.items()}
+
+
+def call_counts(results: Sequence[JobResult]) -> tuple[int, int]:
+    """Judge calls (samples) drawn in this run, and reused from the ledger or a receipt."""
+    drawn = sum(len(r.drawn) for r in results)
+    return drawn, sum(len(r.votes) for r in results) - drawn

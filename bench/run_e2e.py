@@ -1,0 +1,284 @@
+"""A whole `jurat run`, as a user runs it, against a loopback OpenAI-compatible server.
+
+    .venv/bin/python bench/run_e2e.py [--artifacts 2000] [--samples 5] [--ledger sqlite|pg]
+                                      [--profile FILE] [--no-baseline] [--no-write]
+
+One `jurat run` process (start-up, intake of a JSON Lines dataset, judge calls, ledger,
+receipts, the checkpoint and every receipt's inclusion proof included), by default
+2,000 artifacts x 5 samples = 10,000 judge calls, against the fake server of
+tests/support/fake_openai.py in its own process at 50 ms latency; the judge has
+``max_concurrency = 64``, so the limit is 64 / 0.050 s = 1,280 calls/s. Reported: calls/s
+and its share of the limit, the run process's CPU time per call (user + system, from
+``wait4``), the server's, and the same run's baselines from bench/orchestration.py: a bare
+`httpx2` client posting the same request bodies (every ratio is against it), the same with
+jurat's HTTP transport, and jurat's judge phase alone (``run_samples``, in-process).
+
+``--profile FILE`` runs the `jurat run` process under cProfile, writes the stats to FILE
+and prints where its time goes (the profiler slows it down: time that run apart from the
+timed one). Results go to bench/README.md between the ``run_e2e`` markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+import orchestration  # noqa: E402  (bench/ is on sys.path when a script runs)
+from _readme import write_section  # noqa: E402
+
+from tests.support.fake_openai import FakeOpenAI, echo_judge  # noqa: E402
+
+CONCURRENCY = 64
+PG_ROOT = os.environ.get("JURAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+CAMPAIGN = """\
+[campaign]
+id = "bench-e2e"
+kind = "rubric"
+allowed_destinations = ["{url}"]
+
+[rubric]
+version = "bench/1"
+threshold = 0.5
+criteria = [
+  {{ id = "correctness", weight = 0.45 }},
+  {{ id = "reasoning", weight = 0.25 }},
+  {{ id = "adherence", weight = 0.2 }},
+  {{ id = "presentation", weight = 0.1 }},
+]
+
+[[judges]]
+id = "A"
+provider = "openai-compat"
+base_url = "{url}"
+model = "bench-model"
+api_key_env = "BENCH_API_KEY"
+samples = {samples}
+max_concurrency = {concurrency}
+timeout_s = 30
+retries = 0
+
+[[datasets]]
+path = "items.jsonl"
+"""
+
+
+def write_dataset(path: Path, n: int) -> None:
+    """``n`` short answers, about a kilobyte each, as JSON Lines."""
+    with path.open("w") as out:
+        for i in range(n):
+            text = f"Answer {i}: the sum is {i + 1}, because {i} + 1 = {i + 1}.\n" + (
+                "The working is shown step by step.\n" * 24)
+            out.write(json.dumps({"id": f"a{i:06d}", "text": text, "task": f"t{i % 50}"}))
+            out.write("\n")
+
+
+def _env(work: Path) -> dict[str, str]:
+    return {**os.environ, "XDG_CONFIG_HOME": str(work / "cfg"),
+            "XDG_STATE_HOME": str(work / "state"), "BENCH_API_KEY": "x",
+            "PYTHONPATH": str(ROOT / "src")}
+
+
+def timed(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``cmd``; its wall time, CPU time (user + system) and peak RSS, from wait4.
+
+    ``wait4`` gives this child's own resource use (``RUSAGE_CHILDREN`` would fold in
+    every child so far); its output is drained by threads meanwhile, so it never blocks.
+    """
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    output: list[bytes] = []
+    reader = threading.Thread(target=lambda: output.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss_mib": usage.ru_maxrss / 1024, "code": proc.returncode,
+            "output": b"".join(output).decode(errors="replace")}
+
+
+def _pg_database() -> tuple[str, Any]:
+    """A fresh PostgreSQL database for one run, and a function that drops it."""
+    import sqlalchemy as sa
+
+    name = f"jurat_bench_{uuid.uuid4().hex[:10]}"
+    engine = sa.create_engine(PG_ROOT.replace("postgresql://", "postgresql+psycopg://", 1),
+                              isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = PG_ROOT.rsplit("/", 1)[0] + f"/{name}"
+
+    def drop() -> None:
+        with engine.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        engine.dispose()
+
+    return url, drop
+
+
+def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str,
+              profile: Path | None) -> dict[str, Any]:
+    """One whole `jurat run` against the server at ``url``."""
+    camp = work / "camp"
+    camp.mkdir()
+    (camp / "campaign.toml").write_text(CAMPAIGN.format(
+        url=url, samples=samples, concurrency=CONCURRENCY))
+    write_dataset(camp / "items.jsonl", artifacts)
+    env = _env(work)
+    keys = work / "keys"
+    subprocess.run([sys.executable, "-m", "jurat", "keygen", "--out", str(keys)], env=env,
+                   check=True, capture_output=True)
+    drop = None
+    if ledger == "pg":
+        ledger_url, drop = _pg_database()
+    else:
+        ledger_url = f"sqlite:///{work / 'ledger.db'}"
+    cmd = [sys.executable]
+    if profile is not None:
+        cmd += ["-m", "cProfile", "-o", str(profile)]
+    cmd += ["-m", "jurat", "run", str(camp / "campaign.toml"), "--out", str(work / "out"),
+            "--ledger", ledger_url, "--key", str(keys / "jurat.key"), "--quiet"]
+    try:
+        result = timed(cmd, cwd=work, env=env)
+        result["receipts"] = sum(1 for _ in (work / "out").glob("*.sigstore.json"))
+        result["proofs"] = sum(1 for _ in (work / "out").glob("*.proof.json"))
+    finally:
+        if drop is not None:
+            drop()
+    if result["code"] not in (0, 1, 2):
+        raise RuntimeError(f"jurat run exited {result['code']}:\n{result['output'][-3000:]}")
+    return result
+
+
+def measure_run(args: argparse.Namespace) -> dict[str, Any]:
+    calls = args.artifacts * args.samples
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(
+            echo_judge, latency_ms=args.latency_ms, process=True) as server:
+        before = server.requests
+        server_cpu = orchestration._proc_cpu(server.pid)
+        result = run_jurat(Path(tmp), server.url, artifacts=args.artifacts,
+                           samples=args.samples, ledger=args.ledger, profile=args.profile)
+        result["server_cpu"] = orchestration._proc_cpu(server.pid) - server_cpu
+        served = server.requests - before
+    if served != calls or result["receipts"] != args.artifacts:
+        raise RuntimeError(f"expected {calls} calls and {args.artifacts} receipts, got "
+                           f"{served} calls and {result['receipts']} receipts")
+    result["calls"] = calls
+    return result
+
+
+def startup() -> float:
+    """Wall time of importing what `jurat run` imports, in a fresh interpreter: the
+    start-up floor of any run."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import jurat.cli._run"], check=True,
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def print_profile(path: Path, top: int = 30) -> None:
+    """Where the profiled run's time went: the heaviest functions, by own and total time."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+
+
+async def baselines(calls: int, latency_ms: float) -> dict[str, dict[str, Any]]:
+    """bench/orchestration.py's variants, measured now (each starts its own server)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("httpx2 bare", "httpx2 + jurat transport", "jurat run_samples"):
+            out[name] = await orchestration._measure(name, latency_ms, calls, Path(tmp))
+            print(f"  {name}: {out[name]['rate']:,.0f} calls/s", flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--artifacts", type=int, default=2000)
+    parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--ledger", choices=("sqlite", "pg"), default="sqlite")
+    parser.add_argument("--profile", type=Path, help="also run under cProfile, stats here")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    limit = CONCURRENCY / (args.latency_ms / 1000)
+    calls = args.artifacts * args.samples
+    profile, args.profile = args.profile, None
+    print(f"jurat run: {args.artifacts} artifacts x {args.samples} samples = {calls} calls, "
+          f"{args.latency_ms:g} ms, {CONCURRENCY} connections, {args.ledger} ledger", flush=True)
+    run = measure_run(args)
+    print(f"  {run['wall']:.2f} s, {calls / run['wall']:,.0f} calls/s, "
+          f"{1000 * run['cpu'] / calls:.3f} ms CPU/call, peak RSS {run['rss_mib']:.0f} MiB",
+          flush=True)
+    rows: dict[str, dict[str, Any]] = {}
+    if not args.no_baseline:
+        rows = asyncio.run(baselines(calls, args.latency_ms))
+    start = startup()
+    base = rows.get("httpx2 bare")
+    header = (f"| variant | wall s | calls/s | % of {limit:,.0f} limit | client CPU ms/call | "
+              "server CPU ms/call | calls/s vs bare client |")
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def row(name: str, wall: float, rate: float, cpu_ms: float, server_ms: float) -> None:
+        ratio = f"{rate / base['rate']:.2f}" if base else "-"
+        lines.append(f"| {name} | {wall:.2f} | {rate:,.0f} | {100 * rate / limit:.0f}% | "
+                     f"{cpu_ms:.3f} | {server_ms:.3f} | {ratio} |")
+
+    row(f"whole `jurat run` process ({args.ledger})", run["wall"], calls / run["wall"],
+        1000 * run["cpu"] / calls, 1000 * run["server_cpu"] / calls)
+    for name, r in rows.items():
+        row(name + (" (baseline)" if name == "httpx2 bare" else ""), r["calls"] / r["rate"],
+            r["rate"], r["cpu_ms"], r["server_cpu_ms"])
+    machine = f"{platform.python_implementation()} {platform.python_version()}, " \
+              f"{os.cpu_count()} cores"
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    text = (
+        f"Measured {stamp} on {machine}: {args.artifacts} artifacts x {args.samples} samples "
+        f"= {calls:,} judge calls at {args.latency_ms:g} ms, {CONCURRENCY} connections. "
+        f"The `jurat run` row is one process from start to exit: {run['receipts']} receipts "
+        f"and {run['proofs']} inclusion proofs written, peak RSS {run['rss_mib']:.0f} MiB; "
+        f"a fresh interpreter importing what `jurat run` imports takes "
+        f"{start:.2f} s. The other rows are bench/orchestration.py's variants, in-process, "
+        f"measured in this run.\n\n" + "\n".join(lines) + "\n")
+    print()
+    print(text)
+    if profile is not None:
+        args.profile = profile
+        print(f"profiling a second run into {profile} …", flush=True)
+        measure_run(args)
+        print_profile(profile)
+    # Only the default workload on the default ledger is the table bench/README.md shows.
+    if not args.no_write and (args.artifacts, args.samples, args.ledger) == (2000, 5, "sqlite"):
+        write_section("run_e2e", text)
+        print("results written to bench/README.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""``jurat run``'s summary on the terminal: the table, the reasons, judge health, counts.
+
+What it says is computed in ``runner/_summary.py``; this module only lays it out. Every
+value that came from outside (artifact ids, contributors, test ids and assertion lines,
+error kinds) passes ``shown``, so a hostile artifact or test cannot restyle or forge a
+line. Lines marked ``›`` quote the campaign's tests: the operator's terminal is the one
+place they appear (docs/receipt-format.md §11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from jurat.cli._text import shown
+from jurat.models import Campaign
+from jurat.runner import JobResult
+from jurat.runner._summary import (
+    JudgeHealth,
+    artifact_row,
+    contributor_counts,
+    judge_health,
+    outcome_counts,
+)
+from jurat.style import terminal_markup
+
+__all__ = ["print_summary"]
+
+#: The longest evidence line shown; the receipt and `jurat check` have the rest.
+_LINE_CHARS = 240
+
+
+def print_summary(results: Sequence[JobResult], console: Console, campaign: Campaign
+                  ) -> list[JudgeHealth]:
+    """Print the summary of a run; returns the judges' health (the exit status reads it)."""
+    policy = campaign.policy
+    rows = [artifact_row(policy, r) for r in results]
+    table = Table(title=shown(f"campaign {campaign.id} ({policy.kind})"), show_lines=False)
+    for col in ("artifact", "decision", "score", "agreement", "valid/samples", "gate failures",
+                "cost", "review"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(shown(row.artifact), terminal_markup(shown(row.outcome), row.tone),
+                      *(shown(cell) for cell in (row.score, row.agreement, row.samples,
+                                                 row.gates, row.cost, row.review)))
+    console.print(table)
+    explained = [row for row in rows if row.reasons]
+    if explained:
+        quoting = any(line.reference for row in explained for line in row.reasons)
+        console.print("reasons, root cause first" + (
+            " (› quotes the campaign's tests: shown here only, never in receipts, the "
+            "ledger, telemetry or the report)" if quoting else ""), highlight=False)
+        for row in explained:
+            console.print(f"  {shown(row.artifact)}  "
+                          f"{terminal_markup(shown(row.outcome), row.tone)}", highlight=False)
+            for line in row.reasons:
+                mark = "› " if line.reference else ""
+                indent = "    " + "  " * line.depth
+                console.print(indent + mark + shown(line.text, _LINE_CHARS), highlight=False)
+    health = judge_health(policy, results)
+    if health:
+        _print_health(health, console)
+    counts = outcome_counts(policy, results)
+    console.print("outcomes: " + ", ".join(f"{word} {n}" for word, n in counts.items()),
+                  highlight=False)
+    by_who = contributor_counts(results)
+    if set(by_who) != {"(none)"}:
+        console.print("by contributor: " + "; ".join(
+            f"{shown(who, 60)} " + ", ".join(f"{word} {n}" for word, n in words.items())
+            for who, words in by_who.items()), highlight=False)
+    return health
+
+
+def _print_health(health: Sequence[JudgeHealth], console: Console) -> None:
+    table = Table(title="judges", show_lines=False)
+    for col in ("judge", "provider", "samples", "drawn now", "reused", "valid", "errors"):
+        table.add_column(col)
+    for h in health:
+        judge = terminal_markup(shown(h.judge), "bad") if h.dead else shown(h.judge)
+        table.add_row(judge, shown(h.provider), str(h.samples), str(h.drawn),
+                      str(h.samples - h.drawn), h.valid_text(), shown(h.errors_text()))
+    console.print(table)
+    for h in health:
+        if h.dead:
+            console.print(
+                f"[red]judge {shown(h.judge)} errored on every sample[/] ({h.samples} of "
+                f"{h.samples}: {shown(h.errors_text())}): it cast no vote in any decision, "
+                "so the others decided without it", highlight=False)
