@@ -152,6 +152,6 @@ def test_campaign_input_errors_exit_3(contest: Path, tmp_path: Path) -> None:
     missing = jurat("check", candidate, "--campaign", str(campaign))
     assert missing.exit_code == ExitCode.INPUT
     said = _said(missing)
-    assert "checks.python.tests" in said and str(campaign) in said
+    assert f"{campaign}:12: field `checks.python.tests`: cannot read 'tests/test_add.py'" in said
     typo = jurat("check", candidate, "--campaign", str(tmp_path / "nope.toml"))
     assert typo.exit_code == ExitCode.INPUT

@@ -88,3 +88,13 @@ def test_finish_turns_the_body_into_an_exit(capsys: pytest.CaptureFixture[str]) 
         finish(crashes)
     assert done.value.exit_code == ExitCode.RUN_FAILURE
     assert "internal error: ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_the_default_console_prints_line_numbers_verbatim(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Rich turns ":100:" into an emoji unless emoji codes are off (a real report).
+    exc = CampaignError("unknown key", file="campaign.toml", line=100, field="campaign.x",
+                        fix="remove it")
+    print_error(exc)
+    assert "campaign.toml:100:" in capsys.readouterr().err

@@ -64,7 +64,8 @@ def open_page(
         try:
             page = context.new_page()
             page.on("request", lambda r: seen.requests.append(r.url))
-            page.on("console", lambda m: seen.problems.append(m.text) if m.type == "error" else None)
+            page.on("console",
+                    lambda m: seen.problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: seen.problems.append(str(e)))
             page.goto(page_file.as_uri(), wait_until="load")
             yield page, seen

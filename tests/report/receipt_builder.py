@@ -134,7 +134,11 @@ def rubric_statements() -> list[dict[str, Any]]:
             split.append(vote(
                 j, k, arcv(scores, disposition), **_recorded(j, "rubric", k, t, errored=False)
             ))
-    failing = [*passing[:1], gate(GATE_TESTS_PASS, "fail", tool="pytest", detail="2 of 9 failed")]
+    failing = [*passing[:1], gate(
+        GATE_TESTS_PASS, "fail", tool="pytest", detail="failed",
+        data={"outcome": "failed", "collected": 9, "passed": 7,
+              "not_passed": ["test_solution.py::test_empty", "test_solution.py::test_dip"]},
+    )]
     first = statement(rubric, "r-split", passing, split)
     return [
         statement(rubric, "r-good", passing, good),

@@ -6,10 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import shlex
-import struct
 import subprocess
 import sys
-import zlib
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,10 +18,21 @@ import pytest
 from jurat.errors import IntakeError, ValidationError
 from jurat.models import Decision, tone_of
 from jurat.report._report import load_receipt_files, render_report
-from jurat.report._report_stats import running_agreement
+from jurat.report._report_stats import mean_agreement, running_agreement
+from jurat.report._svg import MAX_SERIES
 from jurat.style import TONE_HEX
-from tests.report.receipt_builder import SCRIPT, all_receipts, bundle
-from tests.support.builders import rubric_case, statement_for
+from tests.report.browser import open_page, png_pixels_vary
+from tests.report.expect import documented_order, said
+from tests.report.receipt_builder import SCRIPT, all_receipts, bundle, statement
+from tests.support.builders import (
+    criteria_suite,
+    criterion_answer,
+    panel,
+    policy,
+    rubric_case,
+    statement_for,
+    vote,
+)
 
 EXPECTED = {
     "r-good": "accept",
@@ -121,68 +130,146 @@ def _decision_rows(dom: Node) -> list[Node]:
     return [n for n in body.children if isinstance(n, Node) and "decision" in n.attrs["class"]]
 
 
+def _row(dom: Node, artifact: str, review: int = 1) -> Node:
+    (row,) = [r for r in _decision_rows(dom)
+              if r.attrs["data-artifact"] == artifact and r.attrs["data-review"] == str(review)]
+    return row
+
+
+def _receipt_of(row: Node, receipts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The receipt a row shows: its element id is its position in the input."""
+    return receipts[int(row.attrs["id"].removeprefix("decision-"))]
+
+
+def _text(row: Node, cls: str) -> str:
+    return row.all("td", cls)[0].text()
+
+
 def test_the_page_names_and_colours_a_decision_as_the_terminal_does(
     dom: Node, receipts: list[dict[str, Any]]
 ) -> None:
     # One owner of the words (jurat.models) and one of the colours (jurat.style).
-    for row, receipt in zip(_decision_rows(dom), receipts, strict=True):
+    for row in _decision_rows(dom):
+        receipt = _receipt_of(row, receipts)
         decision = Decision.model_validate(receipt["statement"]["predicate"]["decision"])
         assert row.attrs["data-outcome"] == decision.outcome
         assert f"tone-{tone_of(decision.outcome)}" in row.attrs["class"].split()
     assert f"--good: {TONE_HEX['good']}" in dom.all("style")[0].text()
 
 
-def test_decision_table_has_one_row_per_receipt_with_the_signed_outcome(
-    dom: Node, receipts: list[dict[str, Any]]
-) -> None:
+def test_rows_follow_the_documented_order(dom: Node, receipts: list[dict[str, Any]]) -> None:
     rows = _decision_rows(dom)
-    assert [r.attrs["data-artifact"] for r in rows] == [
-        r["statement"]["predicate"]["artifact"]["id"] for r in receipts
+    assert len(rows) == len(receipts)
+    shown = [(r.attrs["data-campaign"], r.attrs["data-artifact"], r.attrs["data-review"])
+             for r in rows]
+    # docs/report.md: campaign; worst outcome first; artifact id; superseded after current.
+    assert shown == [
+        ("gsm8k-eq", "e-judged", "1"),
+        ("gsm8k-eq", "e-numeric", "1"),
+        ("pairs-2026", "p-1", "1"),
+        ("review-2026", "r-gate", "1"),
+        ("review-2026", "r-parse", "1"),
+        ("review-2026", "r-good", "1"),
+        ("review-2026", "r-split", "2"),
+        ("review-2026", "r-split", "1"),
+        ("skills-2026", "c-block", "1"),
+        ("skills-2026", "c-warn", "1"),
+        ("skills-2026", "c-ship", "1"),
     ]
-    for row in rows:
-        want = EXPECTED.get(row.attrs["data-artifact"])
-        if want:
-            assert row.attrs["data-outcome"] == want
-            assert row.all("td", "outcome")[0].text() == want
-    cells = {r.attrs["data-artifact"]: r for r in rows}
-    good = cells["r-good"]
-    assert good.all("td", "score")[0].text() == "Q 0.8625 (min 0.75)"
-    assert good.all("td", "agreement")[0].text().startswith("3/3")
-    assert good.all("td", "samples")[0].text() == "14 / 15"  # one timed-out sample
-    assert cells["r-gate"].all("td", "gates")[0].text() == "tests.pass"
-    assert cells["c-block"].all("td", "score")[0].text() == "pass 4/6"
-    assert cells["c-warn"].all("td", "agreement")[0].text().startswith("min 7/11")
-    assert cells["e-numeric"].all("td", "score")[0].text() == "settled deterministically"
-    assert cells["e-judged"].all("td", "agreement")[0].text().startswith("2/3")
-    reviews = [
-        r.all("td", "review")[0].text() for r in rows if r.attrs["data-artifact"] == "r-split"
-    ]
-    assert reviews == ["v1 superseded", "v2"]
+    assert shown == documented_order([r.attrs for r in rows])
+    groups = [n.text() for n in dom.by_id("decisions").all("tr", "campaign")]
+    assert groups == ["campaign gsm8k-eq (equivalence)", "campaign pairs-2026 (pairwise)",
+                      "campaign review-2026 (rubric)", "campaign skills-2026 (criteria)"]
+    verify = [r.attrs["data-artifact"] for r in dom.by_id("verify").all("tbody")[0].all("tr")]
+    assert verify == [a for _, a, _ in shown]
 
 
-def test_each_artifact_has_collapsible_votes_in_dispatch_order(
+def test_decision_table_shows_the_signed_numbers(dom: Node) -> None:
+    for artifact, want in EXPECTED.items():
+        row = _row(dom, artifact)
+        assert row.attrs["data-outcome"] == want and _text(row, "outcome") == want
+    good = _row(dom, "r-good")
+    assert _text(good, "score") == "Q 0.8625 (min 0.75)"
+    assert _text(good, "agreement").startswith("3/3")
+    assert _text(good, "samples") == "14 / 15"  # one timed-out sample
+    assert _text(_row(dom, "c-block"), "score") == "pass 4/6"
+    assert _text(_row(dom, "c-warn"), "agreement").startswith("min 7/11")
+    assert _text(_row(dom, "e-numeric"), "score") == "settled deterministically"
+    assert _text(_row(dom, "e-judged"), "agreement").startswith("2/3")
+
+
+def test_every_review_version_is_listed_and_the_superseded_one_tagged(dom: Node) -> None:
+    current, earlier = _row(dom, "r-split", 2), _row(dom, "r-split", 1)
+    assert _text(current, "review") == "v2 current"
+    assert _text(earlier, "review") == "v1 superseded by v2"
+    assert earlier.attrs["data-superseded-by"] == "2" and current.attrs["data-superseded-by"] == ""
+    assert "superseded" in earlier.attrs["class"].split()
+    # They decided differently: both outcomes are on the page, each on its own version.
+    assert (current.attrs["data-outcome"], earlier.attrs["data-outcome"]) == ("accept", "reject")
+    assert _text(_row(dom, "r-good"), "review") == "v1"  # a single version needs no tag
+    summary = dom.all("p", "summary")[0].text()
+    assert summary.startswith("10 artifacts:") and "and 1 superseded review." in summary
+
+
+def test_a_veto_shows_its_root_cause_first_and_no_judge_support(dom: Node) -> None:
+    parse = _row(dom, "r-parse")
+    assert parse.attrs["data-vetoed-by"] == "python.parse"
+    assert _text(parse, "gates") == "python.parse; skipped: python.imports, tests.pass"
+    assert (_text(parse, "score"), _text(parse, "agreement"), _text(parse, "samples")) == (
+        "vetoed", "not asked", "not asked")
+    reasons = [li.text() for li in dom.by_id(f"votes-{parse.attrs['id'][9:]}").all("li")]
+    assert reasons == [
+        "python.parse failed: line 1, column 15: '(' was never closed",
+        "python.imports skipped: python.parse failed",
+        "tests.pass skipped: python.parse failed",
+        "judges not asked: veto by python.parse",
+    ]
+    # A receipt from before judges were skipped: its votes are recorded, none counted.
+    gate = _row(dom, "r-gate")
+    assert (_text(gate, "score"), _text(gate, "agreement")) == ("vetoed", "not considered: veto")
+    assert "Q " not in _text(gate, "score") + _text(gate, "agreement")
+    block = dom.by_id(f"votes-{gate.attrs['id'][9:]}")
+    reasons = [li.text() for li in block.all("li")]
+    assert reasons[0] == ("tests.pass failed: 2 of 9 tests did not pass: "
+                          "test_solution.py::test_empty, test_solution.py::test_dip")
+    assert reasons[1].startswith("15 judge votes not considered: veto by tests.pass")
+    assert not any("independent votes agree" in r for r in reasons)
+    votes = block.all("table", "votes")[0].all("tbody")[0].all("tr")
+    assert len(votes) == 15 and all(v.attrs["data-considered"] == "no" for v in votes)
+    assert {v.all("td", "considered")[0].text() for v in votes} == {"not considered: veto"}
+
+
+def test_each_vote_shows_what_that_sample_said(
     dom: Node, receipts: list[dict[str, Any]]
 ) -> None:
     for i, r in enumerate(receipts):
         details = dom.by_id(f"votes-{i}")
         assert details.tag == "details" and "open" not in details.attrs
-        table = details.all("table", "votes")[0]
-        rows = table.all("tbody")[0].all("tr")
-        votes = r["statement"]["predicate"]["votes"]
+        rows = details.all("table", "votes")[0].all("tbody")[0].all("tr")
+        predicate = r["statement"]["predicate"]
+        votes, kind = predicate["votes"], predicate["campaign"]["kind"]
         assert len(rows) == max(len(votes), 1)
-        for row, vote in zip(rows, votes, strict=False):
-            judge, criterion, sample, order, answer = (c.text() for c in row.all("td")[:5])
+        for row, recorded in zip(rows, votes, strict=False):
+            judge, criterion, sample, order, said_cell = (c.text() for c in row.all("td")[:5])
             assert (judge, criterion, sample) == (
-                vote["judge"],
-                vote["criterion"],
-                str(vote["sample"]),
+                recorded["judge"],
+                recorded["criterion"],
+                str(recorded["sample"]),
             )
-            assert order == (vote["order"] or "—")
-            if vote["error"]:
-                assert answer == f"error: {vote['error']}"
-    pairwise = dom.by_id("votes-4").all("table", "votes")[0].all("tbody")[0].all("tr")
+            assert order == (recorded["order"] or "—")
+            assert said_cell == row.attrs["data-said"] == said(
+                kind, recorded, predicate["campaign"]["policy"])
+    # The split panel: each sample carries its own word, not the decision's.
+    split = dom.by_id("votes-3").all("table", "votes")[0].all("tbody")[0].all("tr")
+    assert {r.attrs["data-said"] for r in split} == {"accept", "reject"}
+    assert "judge said" not in dom.text()
+    # Vetoed: the judges' own scores say accept, the gate rejected; the rows say both.
+    gate = dom.by_id("votes-1").all("table", "votes")[0].all("tbody")[0].all("tr")
+    assert {r.attrs["data-said"] for r in gate} == {"accept", "error: timeout"}
+    pairwise = dom.by_id("votes-5").all("table", "votes")[0].all("tbody")[0].all("tr")
     # Judge A, sample 1 was shown BA and answered "A": canonical B.
-    assert pairwise[1].all("td")[4].text().startswith("B canonical (presented A, order BA)")
+    assert pairwise[1].all("td")[4].text() == "B"
+    assert pairwise[1].all("td")[5].text().startswith("canonical; presented A, order BA")
 
 
 def test_untrusted_text_renders_as_text(
@@ -213,33 +300,49 @@ def test_page_is_self_contained(dom: Node) -> None:
     assert "@import" not in dom.all("style")[0].text() and "url(" not in dom.all("style")[0].text()
 
 
-def test_agreement_histogram_counts_every_agreement(
+def test_agreement_histogram_counts_current_decisions_a_veto_did_not_make(
     dom: Node, receipts: list[dict[str, Any]]
 ) -> None:
     svg = dom.by_id("agreement-histogram")
     assert "chart" in svg.attrs["class"]
-    decisions = [r["statement"]["predicate"]["decision"] for r in receipts]
-    expected = sum(d["agreement"] is not None for d in decisions)
-    expected += sum(len(d["criteria"]) for d in decisions)
+    counted = [
+        _receipt_of(r, receipts)["statement"]["predicate"]["decision"]
+        for r in _decision_rows(dom)
+        if not r.attrs["data-superseded-by"] and not r.attrs["data-vetoed-by"]
+    ]
+    expected = sum(d["agreement"] is not None for d in counted)
+    expected += sum(len(d["criteria"]) for d in counted)
     counts = [int(t.text()) for t in svg.all("text", "count")]
-    assert sum(counts) == expected
+    # r-good, r-split v2, p-1, e-judged and 18 criterion evaluations; not r-gate (vetoed) nor
+    # r-split v1 (superseded), whose agreements are not null either.
+    assert sum(counts) == expected == 4 + 18
     assert svg.all("rect", "bar")
+    assert [t.text() for t in svg.all("text", "legend")] == [
+        "decisions (judges agree)", "criterion evaluations (samples agree)"]
 
 
-def test_convergence_has_one_chart_per_criterion_ending_at_the_fold_agreement(
+def test_convergence_draws_one_line_per_judge_with_a_legend(
     dom: Node, receipts: list[dict[str, Any]]
 ) -> None:
     charts = dom.by_id("convergence").all("svg", "chart")
     titles = [c.all("title")[0].text() for c in charts]
-    assert titles == [
-        "rubric",
-        "pairwise",
-        "cites-sources (criteria) · blocker",
-        "cfo-headline (criteria) · blocker",
-        "concise (criteria)",
-        "equivalence",
+    assert titles == [  # in the order of the rows
+        "equivalence · 1 artifact",
+        "pairwise · 1 artifact",
+        "rubric · 3 artifacts",  # r-parse has no votes; r-split counts once, as v2
+        "cites-sources (criteria) · blocker · 3 artifacts",
+        "cfo-headline (criteria) · blocker · 3 artifacts",
+        "concise (criteria) · 3 artifacts",
     ]
-    assert charts[2].all("line", "reference") and not charts[4].all("line", "reference")
+    assert charts[3].all("line", "reference") and not charts[5].all("line", "reference")
+    for chart in charts:
+        lines = chart.all("polyline", "series")
+        assert 1 <= len(lines) <= MAX_SERIES
+        names = [t.text() for t in chart.all("text", "legend")]
+        judges = [f"judge {j}" for j in ("ABC" if len(lines) == 3 else "JK" if len(lines) == 2
+                                         else "E")]
+        quorum = ["blocker quorum 0.8"] if chart.all("line", "reference") else []
+        assert names == judges + quorum
     # The fold counts an errored sample as unsure, so the last point is the signed agreement.
     crit = next(r for r in receipts if r["statement"]["predicate"]["artifact"]["id"] == "c-warn")
     predicate = crit["statement"]["predicate"]
@@ -251,6 +354,19 @@ def test_convergence_has_one_chart_per_criterion_ending_at_the_fold_agreement(
         ]
         assert running_agreement(labels)[-1] == pytest.approx(outcome["agreement"])
     assert running_agreement(["yes", "yes", None, "no"]) == (1.0, 1.0, 2 / 3, 0.5)
+    # A judge's line is the mean over its artifacts, each up to the samples it has.
+    assert mean_agreement([["yes", "yes"], ["yes", "no", "no"]]) == (1.0, 0.75, 2 / 3)
+
+
+def test_a_large_panel_is_split_into_small_charts() -> None:
+    judges = panel("ABCDEF", samples=2)
+    big = policy("criteria", id="big", judges=judges, criteria=criteria_suite(2))
+    votes = [vote(j.id, k, criterion_answer("yes"), c) for j in judges for c in ("c1", "c2")
+             for k in range(2)]
+    charts = parse(render_report([{"statement": statement(big, "x", [], votes)}])).by_id(
+        "convergence").all("svg", "chart")
+    assert [len(c.all("polyline", "series")) for c in charts] == [4, 2, 4, 2]
+    assert charts[0].all("title")[0].text() == "c1 (criteria) · blocker · judges 1/2 · 1 artifact"
 
 
 def test_order_reversal_flags_the_position_biased_judge(dom: Node) -> None:
@@ -305,9 +421,12 @@ def test_bad_cost_names_the_field(cost: dict[str, Any], where: str) -> None:
 
 
 def test_verify_commands_are_exact(dom: Node, receipts: list[dict[str, Any]]) -> None:
-    codes = [c.text() for c in dom.by_id("verify").all("code")]
-    assert codes[0] == "jurat verify /tmp/out/r-good.sigstore.json --key /tmp/keys/jurat.pub"
-    assert len(codes) == len(receipts)
+    codes = {
+        r.attrs["data-artifact"]: r.all("code")[0].text()
+        for r in dom.by_id("verify").all("tbody")[0].all("tr")
+    }
+    assert codes["r-good"] == "jurat verify /tmp/out/r-good.sigstore.json --key /tmp/keys/jurat.pub"
+    assert len(dom.by_id("verify").all("code")) == len(receipts)
     odd = dict(receipts[0], receipt_path="/tmp/my out/r-good.sigstore.json", key_path=None)
     code = parse(render_report([odd])).by_id("verify").all("code")[0].text()
     assert code == "jurat verify '/tmp/my out/r-good.sigstore.json' --key <pub>"
@@ -346,7 +465,7 @@ def test_load_receipt_files_decodes_bundles(tmp_path: Path, receipts: list[dict[
     assert [x["statement"] for x in loaded] == [r["statement"] for r in receipts[:3]]
     assert loaded[0]["receipt_path"] == str(tmp_path / "0-r-good.sigstore.json")
     assert loaded[0]["key_path"] == str(tmp_path / "jurat.pub")
-    assert _decision_rows(parse(render_report(loaded)))[0].attrs["data-outcome"] == "accept"
+    assert _row(parse(render_report(loaded)), "r-good").attrs["data-outcome"] == "accept"
 
 
 def _bundle(payload: str, payload_type: str = "application/vnd.in-toto+json") -> str:
@@ -401,96 +520,44 @@ def test_printed_verify_command_verifies_a_real_signed_receipt(tmp_path: Path) -
 
 # -- the page in a real browser ------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    # Without these Chromium phones home at start, and this closed network refuses it.
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _png_pixels_vary(png: bytes) -> tuple[int, int, int]:
-    """Width, height and the number of distinct byte values in the decoded image data."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
-    pos, idat = 8, b""
-    while pos < len(png):
-        (length,) = struct.unpack(">I", png[pos : pos + 4])
-        kind = png[pos + 4 : pos + 8]
-        if kind == b"IDAT":
-            idat += png[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-    return width, height, len(set(zlib.decompress(idat)))
-
 
 def test_report_opens_in_headless_chromium(tmp_path: Path, html: str) -> None:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Debian's chromium is not installed at {CHROMIUM}: run `make test`, which installs "
-            "it (Makefile target sysdeps), or `apt-get install chromium`"
-        )
-    from playwright.sync_api import sync_playwright
-
     page_file = tmp_path / "report.html"
     page_file.write_text(html, encoding="utf-8")
     shot = tmp_path / "shots" / "report.png"
-    requests: list[str] = []
-    problems: list[str] = []
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 900},
-        )
-        try:
-            page = context.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.goto(page_file.as_uri(), wait_until="load")
+    with open_page(page_file, tmp_path / "profile") as (page, seen):
+        rows = page.locator("table#decisions > tbody > tr.decision")
+        assert rows.count() == 11
+        shown = {
+            rows.nth(i).get_attribute("data-artifact"): rows.nth(i)
+            .locator("td.outcome")
+            .inner_text()
+            .strip()
+            for i in range(rows.count())
+        }
+        assert {k: v for k, v in shown.items() if k in EXPECTED} == EXPECTED
+        assert rows.first.bounding_box() is not None
 
-            rows = page.locator("table#decisions > tbody > tr.decision")
-            assert rows.count() == 10
-            seen = {
-                rows.nth(i).get_attribute("data-artifact"): rows.nth(i)
-                .locator("td.outcome")
-                .inner_text()
-                .strip()
-                for i in range(rows.count())
-            }
-            assert {k: v for k, v in seen.items() if k in EXPECTED} == EXPECTED
-            assert rows.first.bounding_box() is not None
+        chart = page.locator("svg.chart#agreement-histogram")
+        box = chart.bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 150
+        bars = chart.locator("rect.bar")
+        assert bars.count() > 0
+        bar = bars.first.bounding_box()
+        assert bar is not None and bar["width"] > 0 and bar["height"] > 0
+        line = page.locator("#convergence svg.chart polyline.series").first.bounding_box()
+        assert line is not None and line["width"] > 0
 
-            chart = page.locator("svg.chart#agreement-histogram")
-            box = chart.bounding_box()
-            assert box is not None and box["width"] > 300 and box["height"] > 150
-            bars = chart.locator("rect.bar")
-            assert bars.count() > 0
-            bar = bars.first.bounding_box()
-            assert bar is not None and bar["width"] > 0 and bar["height"] > 0
-            line = page.locator("#convergence svg.chart polyline.series").first.bounding_box()
-            assert line is not None and line["width"] > 0
+        # The hostile explanation is visible as text once its row is opened.
+        page.locator("#votes-0 > summary").click()
+        assert page.locator("#votes-0 .explanation", has_text="<script>").count() == 1
+        assert page.locator("script").count() == 0
 
-            # The hostile explanation is visible as text once its row is opened.
-            page.locator("#votes-0 > summary").click()
-            assert page.locator("#votes-0 .explanation", has_text="<script>").count() == 1
-            assert page.locator("script").count() == 0
-
-            shot.parent.mkdir()
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            context.close()
-    assert requests and all(u.startswith("file:") for u in requests), requests
-    assert not problems, problems
+        shot.parent.mkdir()
+        page.screenshot(path=str(shot), full_page=True)
+    assert seen.requests and all(u.startswith("file:") for u in seen.requests), seen.requests
+    assert not seen.problems, seen.problems
     png = shot.read_bytes()
-    width, height, distinct = _png_pixels_vary(png)
+    width, height, distinct = png_pixels_vary(png)
     assert width == 1280 and height > 2000
     assert len(png) > 50_000 and distinct > 50

@@ -13,8 +13,8 @@ import pytest
 
 from jurat.errors import CampaignError, CampaignErrors
 from jurat.models import load_campaign
-from jurat.runner import intake
 from jurat.runner import _datasets as datasets_module
+from jurat.runner import intake
 from jurat.runner._datasets import check_artifacts, iter_artifacts, row_bytes
 
 from ._support import entries, jurat, keys, verify

@@ -99,7 +99,8 @@ def test_a_failed_run_still_closes_its_engine(
         raise LedgerError("refused (injected)")
 
     with open_ledger(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
-        monkeypatch.setattr(ledger, "append_receipt", refuse)
+        # The ledger fails when the job asks for its receipt's review slot.
+        monkeypatch.setattr(ledger, "next_review", refuse)
         with pytest.raises(LedgerError, match="injected"):
             _run(tmp_path, ledger)
     assert len(counted.opened) == 1 and counted.closed == counted.opened

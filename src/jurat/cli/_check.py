@@ -216,7 +216,7 @@ def check_command(
 
 
 def _print_table(report: CheckReport, candidate: Path, why: str) -> None:
-    console = Console(highlight=False)
+    console = Console(emoji=False, highlight=False)
     table = Table(title=f"jurat check {shown(candidate)}")
     for column in ("gate", "outcome", "required", "tool", "detail", "evidence"):
         table.add_column(column)

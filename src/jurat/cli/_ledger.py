@@ -60,8 +60,8 @@ def log_command(
       directory, when it exists). Checkpoints whose signatures were not checked make it
       exit 1, saying so and how to fix it.
     """
-    out = out or Console()
-    err = err or Console(stderr=True)
+    out = out or Console(emoji=False)
+    err = err or Console(emoji=False, stderr=True)
     if action not in LOG_ACTIONS:
         problem = ConfigError(
             f"unknown log action {action!r} (expected one of {', '.join(LOG_ACTIONS)})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -24,7 +25,7 @@ from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
 from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
-from jurat.judges import Engine, SampleTelemetry, combine, format_cost_table
+from jurat.judges import Engine, SampleTelemetry, format_cost_table
 from jurat.ledger import Ledger, LogSigner, open_ledger
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import (
@@ -33,11 +34,15 @@ from jurat.receipts import (
     load_private_key,
     proof_path_for,
 )
-from jurat.runner import JobResult, RunOptions, preflight, run_campaign_async
+from jurat.runner import Inventory, JobResult, RunOptions, preflight, run_campaign_async
 from jurat.runner import Progress as Counters
-from jurat.runner._summary import JudgeHealth, call_counts, wide_console
+from jurat.runner._summary import JudgeHealth, RunTally, wide_console
 
 __all__ = ["run_command"]
+
+#: Receipts proven per read of the ledger after a run: the proofs, entries included, of
+#: one batch are held at once (a receipt entry is a few kilobytes).
+_PROOF_BATCH = 1000
 
 #: What each decision status means, for the line that ends the summary.
 _MEANING = {
@@ -84,7 +89,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         campaign = load_campaign(campaign_path)
         # Every artifact and every judge, at once: files, digests, destinations, API keys,
         # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
-        preflight(campaign, engine)
+        inventory = preflight(campaign, engine)
         key, key_path, created = _signing_key(options)
         # The log key: --log-key, else beside --key, else the default (cli/_keys.py).
         log_choice = choose_log_key(log_key, options.key_path)
@@ -116,36 +121,38 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         # A JuratError from here on stopped the run part-way: it leaves through
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:
-            results = _run(campaign, options, ledger, key, telemetry, engine, console)
-            proofs = _checkpoint_and_proofs(ledger, campaign.id, results, log.signer)
+            done = _run(campaign, inventory, options, ledger, key, telemetry, engine, console)
+            proofs = _checkpoint_and_proofs(ledger, done.receipts, options.out_dir,
+                                            log.signer)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
                           "run the same command again to resume without resampling")
             return ExitCode.INTERRUPTED
         out = wide_console()
-        health = print_summary(results, out, campaign)
-        _print_calls(results, out)
+        tally = done.tally
+        health = print_summary(tally, out, campaign)
+        _print_calls(tally, out)
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
         out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}",
                   markup=False, highlight=False, soft_wrap=True)
-        if results:
-            out.print(f"verify:   jurat verify {results[0].receipt_path} --key "
+        if tally.first_receipt is not None:
+            out.print(f"verify:   jurat verify {tally.first_receipt} --key "
                       f"{key_path.with_suffix('.pub')} --checkpoint {proofs} --log-key "
                       f"{log.public_path or log.signer.verifier_key()}", markup=False,
                       highlight=False, soft_wrap=True)
-        code, why = _status(results, health)
+        code, why = _status(tally, health)
         out.print(f"exit status {int(code)}: {why}", highlight=False)
     return code
 
 
-def _status(results: Sequence[JobResult], health: Sequence[JudgeHealth]) -> tuple[ExitCode, str]:
+def _status(tally: RunTally, health: Sequence[JudgeHealth]) -> tuple[ExitCode, str]:
     """The run's exit status and why: the decisions', unless a judge never answered validly.
 
     A judge that errored on every sample (an endpoint down, a key refused) cast no vote, so
     the others decided without it; that is not a decision to act on unseen, whatever it
     was: 1, like an escalation.
     """
-    code = ExitCode.for_decisions(r.decision for r in results)
+    code = ExitCode.for_decisions(tally.decisions)
     dead = [shown(h.judge) for h in health if h.dead]
     if dead:
         return ExitCode.ESCALATE, (
@@ -155,32 +162,44 @@ def _status(results: Sequence[JobResult], health: Sequence[JudgeHealth]) -> tupl
     return code, _MEANING[code]
 
 
-def _print_calls(results: Sequence[JobResult], out: Console) -> None:
+def _print_calls(tally: RunTally, out: Console) -> None:
     """Judge calls and cost, drawn in this run apart from what was reused (seed 001 §5)."""
-    drawn, reused = call_counts(results)
+    drawn, reused = tally.drawn_calls, tally.reused_calls
     out.print(f"judge calls: {drawn} drawn in this run, {reused} reused from the ledger "
               "(recorded before this run: not drawn or paid for again)", highlight=False)
     out.print("cost of this run", highlight=False)
-    out.print(format_cost_table(combine(r.drawn_cost for r in results)), markup=False,
-              highlight=False)
-    if reused or any(r.reused_cost.total.calls for r in results):
+    out.print(format_cost_table(tally.drawn_cost), markup=False, highlight=False)
+    if reused or tally.reused_cost.total.calls:
         out.print("reused, not spent again (what the receipts rest on besides this run)",
                   highlight=False)
-        out.print(format_cost_table(combine(r.reused_cost for r in results)), markup=False,
-                  highlight=False)
+        out.print(format_cost_table(tally.reused_cost), markup=False, highlight=False)
 
 
-def _run(campaign: Campaign, options: RunOptions, ledger: Ledger, key: PrivateKey,
-         telemetry: SampleTelemetry | None, engine: Engine, console: Console
-         ) -> list[JobResult]:
-    """The run under a progress bar: artifacts done, samples, errors and spend so far."""
+@dataclass
+class _Done:
+    """What a run leaves for the summary and the proofs, gathered as its jobs end."""
+
+    tally: RunTally
+    receipts: list[tuple[int, str]] = field(default_factory=list)
+    """Each receipt's ledger entry and the file it was written to."""
+
+
+def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: Ledger,
+         key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console
+         ) -> _Done:
+    """The run under a progress bar: artifacts done, samples, errors and spend so far.
+
+    Each job's result is counted into the summary as it ends and then dropped, so the run
+    keeps its summary and one (entry, file) pair per receipt, never the jobs' votes.
+    """
+    done = _Done(RunTally(campaign.policy))
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("samples {task.fields[samples]}  errors {task.fields[errors]}"),
         TextColumn("spend ${task.fields[spend]:.4f}"), TimeElapsedColumn(),
         console=console, disable=options.quiet, transient=False,
     ) as bar:
-        task = bar.add_task(campaign.id, total=len(campaign.artifacts), samples=0, errors=0,
+        task = bar.add_task(campaign.id, total=inventory.count, samples=0, errors=0,
                             spend=0.0)
         counters = Counters()
 
@@ -188,27 +207,34 @@ def _run(campaign: Campaign, options: RunOptions, ledger: Ledger, key: PrivateKe
             bar.update(task, samples=counters.samples, errors=counters.errors,
                        spend=counters.spend_usd)
 
-        counters.on_change = refresh
+        if not options.quiet:
+            counters.on_change = refresh
 
-        async def main() -> list[JobResult]:
+        def ended(result: JobResult, index: int) -> None:
+            done.tally.add(result, index)
+            if result.receipt_seq is not None:
+                done.receipts.append((result.receipt_seq, result.receipt_path))
+            if not options.quiet:
+                bar.advance(task)
+
+        async def main() -> None:
             async with engine:  # the engine preflight built: closed when the run ends
-                return await run_campaign_async(
+                await run_campaign_async(
                     campaign, options, ledger=ledger, key=key, progress=counters,
-                    telemetry=telemetry, engine=engine)
+                    telemetry=telemetry, engine=engine, checked=inventory, on_result=ended)
 
-        results = asyncio.run(main())
-        bar.advance(task, len(results))
-    return results
+        asyncio.run(main())
+    return done
 
 
-def _checkpoint_and_proofs(ledger: Ledger, campaign_id: str, results: list[JobResult],
+def _checkpoint_and_proofs(ledger: Ledger, receipts: list[tuple[int, str]], out_dir: Path,
                            signer: LogSigner) -> str:
-    """Sign a checkpoint and keep each receipt's inclusion proof beside it (it comes later)."""
-    ledger.checkpoint(signer)
-    for r in results:
-        latest = ledger.latest_receipt(campaign_id, r.artifact.id)
-        if latest is None:
-            continue
-        proof = ledger.prove_entry(latest[0].seq)
-        proof_path_for(Path(r.receipt_path)).write_text(proof.model_dump_json(indent=2))
+    """Sign one checkpoint, then write each receipt's inclusion proof in it beside the
+    receipt: ``prove_entries`` reads the stored tree once per batch of receipts."""
+    note = ledger.checkpoint(signer)
+    for start in range(0, len(receipts), _PROOF_BATCH):
+        batch = receipts[start:start + _PROOF_BATCH]
+        proofs = ledger.prove_entries([seq for seq, _ in batch], note)
+        for (_, receipt), proof in zip(batch, proofs, strict=True):
+            proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
     return str(ledger.checkpoint_path)

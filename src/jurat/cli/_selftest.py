@@ -118,7 +118,7 @@ async def _run(plan: _Plan) -> list[list[Check]]:
 
 def selftest_command(campaign: Path | None, providers: Sequence[str]) -> ExitCode:
     """Print the table; OK only when every judge passes every control that applies."""
-    console = Console()
+    console = Console(emoji=False)
     try:
         plan = _plan(campaign, providers)
         results = asyncio.run(_run(plan))

@@ -16,14 +16,7 @@ from rich.table import Table
 
 from jurat.cli._text import shown
 from jurat.models import Campaign
-from jurat.runner import JobResult
-from jurat.runner._summary import (
-    JudgeHealth,
-    artifact_row,
-    contributor_counts,
-    judge_health,
-    outcome_counts,
-)
+from jurat.runner._summary import JudgeHealth, RunTally
 from jurat.style import terminal_markup
 
 __all__ = ["print_summary"]
@@ -32,11 +25,14 @@ __all__ = ["print_summary"]
 _LINE_CHARS = 240
 
 
-def print_summary(results: Sequence[JobResult], console: Console, campaign: Campaign
-                  ) -> list[JudgeHealth]:
-    """Print the summary of a run; returns the judges' health (the exit status reads it)."""
+def print_summary(tally: RunTally, console: Console, campaign: Campaign) -> list[JudgeHealth]:
+    """Print the summary of a run; returns the judges' health (the exit status reads it).
+
+    A large run shows the rows ``tally`` kept (those with reasons first) and counts the
+    rest; the counts below the table cover every artifact.
+    """
     policy = campaign.policy
-    rows = [artifact_row(policy, r) for r in results]
+    rows = tally.rows
     table = Table(title=shown(f"campaign {campaign.id} ({policy.kind})"), show_lines=False)
     for col in ("artifact", "decision", "score", "agreement", "valid/samples", "gate failures",
                 "cost", "review"):
@@ -46,6 +42,10 @@ def print_summary(results: Sequence[JobResult], console: Console, campaign: Camp
                       *(shown(cell) for cell in (row.score, row.agreement, row.samples,
                                                  row.gates, row.cost, row.review)))
     console.print(table)
+    if tally.rows_left_out:
+        console.print(f"… and {tally.rows_left_out} more artifacts, not listed (those "
+                      "with reasons are listed first): they are counted below, each has its "
+                      "receipt, and `jurat report` shows them all", highlight=False)
     explained = [row for row in rows if row.reasons]
     if explained:
         quoting = any(line.reference for row in explained for line in row.reasons)
@@ -59,13 +59,13 @@ def print_summary(results: Sequence[JobResult], console: Console, campaign: Camp
                 mark = "› " if line.reference else ""
                 indent = "    " + "  " * line.depth
                 console.print(indent + mark + shown(line.text, _LINE_CHARS), highlight=False)
-    health = judge_health(policy, results)
+    health = tally.health()
     if health:
         _print_health(health, console)
-    counts = outcome_counts(policy, results)
+    counts = tally.outcomes()
     console.print("outcomes: " + ", ".join(f"{word} {n}" for word, n in counts.items()),
                   highlight=False)
-    by_who = contributor_counts(results)
+    by_who = tally.contributors()
     if set(by_who) != {"(none)"}:
         console.print("by contributor: " + "; ".join(
             f"{shown(who, 60)} " + ", ".join(f"{word} {n}" for word, n in words.items())

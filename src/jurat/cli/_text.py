@@ -31,4 +31,4 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 
 def err_console() -> Console:
     """Standard error, lines never wrapped (a wrapped path or digest cannot be copied)."""
-    return Console(stderr=True, soft_wrap=True, highlight=False)
+    return Console(emoji=False, stderr=True, soft_wrap=True, highlight=False)

@@ -56,7 +56,7 @@ _DIGEST = re.compile(r"sha256:([0-9a-fA-F]{64})")
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return Console(emoji=False, highlight=False, soft_wrap=True)
 
 
 def _print_step(console: Console, step: VerifyStep) -> None:

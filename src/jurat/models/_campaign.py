@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen

@@ -85,8 +85,6 @@ def convergence_section(views: Sequence[ArtifactView]) -> str:
         names = list(judges)
         chunks = [names[i : i + MAX_SERIES] for i in range(0, len(names), MAX_SERIES)]
         for c, chunk in enumerate(chunks):
-            part = f" · judges {c + 1}/{len(chunks)}" if len(chunks) > 1 else ""
-            artifacts = max(len(judges[j]) for j in chunk)
             lines = [
                 Line(name=f"judge {j}", values=mean_agreement(judges[j]))
                 for j in chunk
@@ -94,12 +92,16 @@ def convergence_section(views: Sequence[ArtifactView]) -> str:
             ]
             if not lines:
                 continue
+            artifacts = max(len(judges[j]) for j in chunk)
+            about = ["blocker"] if q is not None else []
+            about += [f"judges {c + 1}/{len(chunks)}"] if len(chunks) > 1 else []
+            about.append(f"{artifacts} artifact{'s' if artifacts != 1 else ''}")
             charts.append(
                 line_chart(
                     f"convergence-{len(charts)}",
-                    f"{name}{' · blocker' if q is not None else ''}{part} · "
-                    f"{artifacts} artifact{'s' if artifacts != 1 else ''}",
+                    name,
                     lines,
+                    subtitle=" · ".join(about),
                     reference=q,
                     reference_label=f"blocker quorum {q:g}" if q is not None else "",
                 )

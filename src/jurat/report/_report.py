@@ -11,12 +11,13 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from jurat.models import tone_of
 from jurat.report._charts import agreement_section, convergence_section, order_section
 from jurat.report._details import details
 from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view, coerce_receipts
 from jurat.report._report_html import CSS, cell, interval, table
 from jurat.report._report_stats import CostRow, cost_rows
-from jurat.report._rows import current, display_order, tag_versions
+from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 from jurat.report._sources import load_receipt_files, receipts_from_ledger
 
 __all__ = ["ReportReceipt", "load_receipt_files", "receipts_from_ledger", "render_report"]
@@ -63,7 +64,9 @@ def _summary(views: Sequence[ArtifactView]) -> str:
     outcomes: dict[str, int] = {}
     for v in latest:
         outcomes[v.outcome] = outcomes.get(v.outcome, 0) + 1
-    counts = " · ".join(f"{n} {escape(o)}" for o, n in sorted(outcomes.items()))
+    # Worst first, as the rows are ordered (_rows).
+    ranked = sorted(outcomes.items(), key=lambda o: (SEVERITY[tone_of(o[0])], o[0]))
+    counts = " · ".join(f"{n} {escape(o)}" for o, n in ranked)
     campaigns = ", ".join(sorted({f"{v.campaign_id} ({v.kind})" for v in views}))
     levels = ", ".join(sorted({v.fidelity for v in views}))
     superseded = len(views) - len(latest)
@@ -123,6 +126,7 @@ def _decision_row(v: ArtifactView) -> str:
         f'data-campaign="{escape(v.campaign_id)}" data-review="{v.review_version or ""}" '
         f'data-superseded-by="{v.superseded_by or ""}" '
         f'data-vetoed-by="{escape(" ".join(v.vetoed_by))}"'
+        + ("" if v.ledger_seq is None else f' data-ledger-seq="{v.ledger_seq}"')
     )
     return (
         f"<tr {attrs}>"

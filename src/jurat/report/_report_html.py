@@ -104,6 +104,7 @@ svg.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px;
   max-width: 100%; height: auto; }
 svg.chart text { font-size: 11px; fill: var(--ink); }
 svg.chart text.chart-title { font-size: 13px; font-weight: 600; }
+svg.chart text.chart-subtitle { fill: var(--muted); }
 svg.chart text.tick, svg.chart text.axis-label { fill: var(--muted); }
 svg.chart line.grid { stroke: #e5e8eb; stroke-width: 1; }
 svg.chart line.reference { stroke: #d55e00; stroke-width: 1.2; stroke-dasharray: 5 3; }

@@ -86,16 +86,25 @@ def _fit(text: str, width: float, char_w: float = _CHAR_W) -> str:
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
 
-def _open(chart_id: str, title: str, width: int, height: float, extra_class: str) -> list[str]:
+def _open(
+    chart_id: str, title: str, width: int, height: float, extra_class: str, subtitle: str = ""
+) -> list[str]:
+    """The ``svg`` element, its tooltip title (title and subtitle whole) and the title row."""
     cls = f"chart {extra_class}".strip()
-    shown = _fit(title, width - _PAD_L - _PAD_R, _TITLE_CHAR_W)
-    return [
+    room = width - _PAD_L - _PAD_R
+    whole = f"{title} · {subtitle}" if subtitle else title
+    out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{escape(cls)}" id="{escape(chart_id)}" '
         f'viewBox="0 0 {width} {_px(height)}" width="{width}" height="{_px(height)}" role="img" '
         f'aria-labelledby="{escape(chart_id)}-title">',
-        f'<title id="{escape(chart_id)}-title">{escape(title)}</title>',
-        f'<text class="chart-title" x="{_PAD_L}" y="16">{escape(shown)}</text>',
+        f'<title id="{escape(chart_id)}-title">{escape(whole)}</title>',
+        f'<text class="chart-title" x="{_PAD_L}" y="16">'
+        f"{escape(_fit(title, room, _TITLE_CHAR_W))}</text>",
     ]
+    if subtitle:
+        shown = escape(_fit(subtitle, room))
+        out.append(f'<text class="chart-subtitle" x="{_PAD_L}" y="31">{shown}</text>')
+    return out
 
 
 def _legend_rows(entries: Sequence[_Entry], width: int) -> list[list[tuple[_Entry, str, float]]]:
@@ -119,7 +128,7 @@ def _legend(rows: Sequence[Sequence[tuple[_Entry, str, float]]], top: float) -> 
     for r, row in enumerate(rows):
         y = top + r * _ROW_H + 11
         for entry, name, x in row:
-            out.append('<g class="legend-item">')
+            out.append(f'<g class="legend-item"><title>{escape(entry.name)}</title>')
             if entry.line:
                 dash = f' stroke-dasharray="{entry.dash}"' if entry.dash else ""
                 out.append(
@@ -131,20 +140,19 @@ def _legend(rows: Sequence[Sequence[tuple[_Entry, str, float]]], top: float) -> 
                     f'<rect class="swatch" x="{_px(x + 4)}" y="{_px(y - 9)}" width="10" '
                     f'height="10" fill="{entry.colour}"/>'
                 )
-            out.append(
-                f'<text class="legend" x="{_px(x + 24)}" y="{_px(y)}">{escape(name)}'
-                f"<title>{escape(entry.name)}</title></text>"
-            )
+            out.append(f'<text class="legend" x="{_px(x + 24)}" y="{_px(y)}">{escape(name)}</text>')
             out.append("</g>")
     out.append("</g>")
     return out
 
 
-def _y_axis(width: int, plot_h: float, ticks: Sequence[tuple[float, str]]) -> list[str]:
+def _y_axis(
+    width: int, plot_h: float, ticks: Sequence[tuple[float, str]], top: float = _PAD_T
+) -> list[str]:
     """Horizontal grid lines at fractions of the plot height, labelled on the left."""
     out = []
     for frac, label in ticks:
-        y = _PAD_T + plot_h * (1 - frac)
+        y = top + plot_h * (1 - frac)
         out.append(
             f'<line class="grid" x1="{_PAD_L}" x2="{width - _PAD_R}" y1="{_px(y)}" y2="{_px(y)}"/>'
         )
@@ -223,9 +231,10 @@ def line_chart(
     title: str,
     lines: Sequence[Line],
     *,
+    subtitle: str = "",
     reference: float | None = None,
     reference_label: str = "",
-    width: int = 380,
+    width: int = 560,
     plot_h: int = 150,
 ) -> str:
     """y in [0, 1] against x = 1..K, one legend entry per line; at most ``MAX_SERIES`` lines.
@@ -242,21 +251,22 @@ def line_chart(
     if reference is not None:
         entries.append(_Entry(name=reference_label, colour="#d55e00", dash="5 3", line=True))
     rows = _legend_rows(entries, width)
-    axis_y = _PAD_T + plot_h
+    top = _PAD_T + (15 if subtitle else 0)
+    axis_y = top + plot_h
     height = axis_y + _AXIS_BELOW + _ROW_H * len(rows) + 6
     k_max = max((len(line.values) for line in lines), default=1)
     plot_w = width - _PAD_L - _PAD_R
 
     def xy(k: int, v: float, nudge: float = 0.0) -> tuple[float, float]:
         x = _PAD_L + (plot_w * (k - 1) / (k_max - 1) if k_max > 1 else plot_w / 2)
-        y = _PAD_T + plot_h * (1 - min(max(v, 0.0), 1.0)) + nudge
+        y = top + plot_h * (1 - min(max(v, 0.0), 1.0)) + nudge
         return x, y
 
-    out = _open(chart_id, title, width, height, "convergence")
+    out = _open(chart_id, title, width, height, "convergence", subtitle)
     out.append('<g class="plot">')
-    out += _y_axis(width, plot_h, [(0.0, "0"), (0.5, "0.5"), (1.0, "1")])
+    out += _y_axis(width, plot_h, [(0.0, "0"), (0.5, "0.5"), (1.0, "1")], top)
     if reference is not None:
-        y = _PAD_T + plot_h * (1 - min(max(reference, 0.0), 1.0))
+        y = top + plot_h * (1 - min(max(reference, 0.0), 1.0))
         out.append(
             f'<line class="reference" x1="{_PAD_L}" x2="{width - _PAD_R}" '
             f'y1="{_px(y)}" y2="{_px(y)}"><title>{escape(reference_label)}</title></line>'
@@ -301,8 +311,9 @@ def share_chart(
     for i, row in enumerate(rows):
         y = _PAD_T + i * row_h
         out.append(
-            f'<text class="tick" x="{label_w - 8}" y="{y + 15}" text-anchor="end">'
-            f"{escape(_fit(row.label, label_w - 12))}<title>{escape(row.label)}</title></text>"
+            f'<g class="row-label"><title>{escape(row.label)}</title><text class="tick" '
+            f'x="{label_w - 8}" y="{y + 15}" text-anchor="end">'
+            f"{escape(_fit(row.label, label_w - 12))}</text></g>"
         )
         out.append(f'<rect class="track" x="{label_w}" y="{y + 4}" width="{plot_w}" height="14"/>')
         if row.whole:

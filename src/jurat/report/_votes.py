@@ -88,7 +88,10 @@ def _rubric(answer: Mapping[str, Any], rubric: Mapping[str, Any]) -> tuple[str, 
     """The fold's per-sample eligibility (``jurat.fold.eligibility``) and the scores behind it."""
     scores = as_object(answer.get("scores"))
     items = [as_object(c) for c in as_list(rubric.get("criteria"))]
-    marks = ", ".join(f"{k} {v}" for k, v in scores.items())
+    # In the rubric's order (the receipt's canonical JSON sorts the keys), then any others.
+    order = [str(c.get("id")) for c in items]
+    keys = [k for k in order if k in scores] + sorted(k for k in scores if k not in order)
+    marks = ", ".join(f"{k} {scores[k]}" for k in keys)
     threshold = as_float(rubric.get("threshold"))
     if threshold is None or not items:
         return "unscorable", marks

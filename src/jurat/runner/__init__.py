@@ -6,6 +6,7 @@ caller and opens the judge engine itself unless given one; the command line
 the summary (``runner/_summary.py`` computes it) of what the run returns.
 """
 
+from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._intake import check_destinations, intake, intake_artifact
 from jurat.runner._job import JobResult, Progress, job_cost
@@ -15,14 +16,17 @@ from jurat.runner._summary import outcome_text
 
 __all__ = [
     "Execution",
+    "Inventory",
     "JobResult",
     "Progress",
     "Replay",
     "ReplayedReceipt",
     "RunOptions",
+    "check_artifacts",
     "check_destinations",
     "intake",
     "intake_artifact",
+    "iter_artifacts",
     "job_cost",
     "ledger_url",
     "outcome_text",

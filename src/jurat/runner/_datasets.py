@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -89,7 +89,7 @@ def _problem(file: str, line: int | None, problem: Problem) -> CampaignError:
                          field=dotted(problem.loc) or None, fix=problem.fix)
 
 
-def _rows(campaign: Campaign, index: int) -> Iterator[_Row | CampaignError]:
+def _rows(campaign: Campaign, index: int) -> Generator[_Row | CampaignError, None, None]:
     """Each row of dataset ``index``, or the problem it has, in file order.
 
     A problem that leaves the rest of the file unreadable (the file cannot be opened, a

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 
 from jurat.canonical import canonical_json, sha256_digest
@@ -164,7 +164,7 @@ def _read(campaign: Campaign, rel: str, field: str, *, cap: int, what: str, key:
 
 def read_lines(
     campaign: Campaign, rel: str, field: str, *, max_line: int, file: str
-) -> Iterator[tuple[int, bytes]]:
+) -> Generator[tuple[int, bytes], None, None]:
     """Each line of the file ``rel`` names inside the campaign directory, numbered from 1,
     without its line ending (``\\n`` or ``\\r\\n``); streamed, one line in memory at a time.
 

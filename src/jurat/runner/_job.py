@@ -59,6 +59,8 @@ class JobResult:
     """Why no judge was asked, as the receipt records it (``inputs.judges_skipped``)."""
     reference_detail: tuple[str, ...] = ()
     """Operator-only check detail (``CheckReport.reference_detail``); never persisted."""
+    receipt_seq: int | None = None
+    """The ledger entry of its receipt: what its inclusion proof proves."""
 
 
 @dataclass(frozen=True)

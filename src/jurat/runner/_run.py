@@ -1,9 +1,22 @@
-"""Run a campaign: preflight, then every artifact's job at once (docs/design.md, "The pipeline").
+"""Run a campaign: preflight, then stream its artifacts through their jobs (docs/design.md,
+"The pipeline").
 
 ``preflight`` refuses a campaign that cannot run (files, digests, destinations, API keys,
-replay files, adapters) for all its artifacts at once, before anything is sent or
-written; the command line calls it before it even opens the ledger (exit 3, ledger
-untouched), and ``run_campaign_async`` calls it again first thing for other callers.
+replay files, adapters, every dataset row) for all its artifacts at once, before anything
+is sent or written; the command line calls it before it even opens the ledger (exit 3,
+ledger untouched) and hands its ``Inventory`` to ``run_campaign_async``, which otherwise
+calls it first thing itself.
+
+At scale (issue 12; measured in bench/README.md, "Whole runs"):
+
+- artifacts are read one at a time as jobs start (runner/_datasets.py), never all at
+  once, and at most ``artifacts_in_flight`` jobs run together: enough to keep every
+  judge's ``max_concurrency`` busy, bounded by the memory their content may take;
+- every ledger write goes through one group commit (ledger/_group.py): a vote is durable
+  before the job goes on to its fold, as with one commit per write, but writes that
+  arrive together share a transaction, and the commit runs off the event loop;
+- a result is handed to ``on_result`` as its job ends and kept nowhere else, so a run of
+  10^5 artifacts holds no job's votes once its receipt is written.
 
 The judge ``Engine`` (adapters, limits, connections) is shared by all the run's jobs:
 ``run_campaign_async`` opens one and closes it when the last job ends, or uses the
@@ -14,24 +27,30 @@ are the caller's, opened and closed by it, and passed in.
 from __future__ import annotations
 
 import asyncio
+import math
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import JsonValue
 
 from jurat import __version__
 from jurat.errors import JuratError
 from jurat.fold import decide
-from jurat.judges import Engine, SampleTelemetry
-from jurat.ledger import Entry, EntryKind, Ledger
+from jurat.judges import Engine, SampleTelemetry, plan_samples
+from jurat.ledger import Entry, EntryKind, GroupCommit, Ledger, decode_receipt
 from jurat.models import (
     Artifact,
     Campaign,
     EvidenceBundle,
     GateOutcome,
+    Policy,
     Vote,
     policy_digest,
 )
+from jurat.models._artifact import IntakeLimits
 from jurat.receipts import (
     PrivateKey,
     decision_statement,
@@ -41,8 +60,8 @@ from jurat.receipts import (
     sign_statement,
     statement_document,
 )
+from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
-from jurat.runner._intake import intake
 from jurat.runner._job import (
     JobResult,
     Progress,
@@ -53,10 +72,41 @@ from jurat.runner._job import (
     judges_skipped,
 )
 
-__all__ = ["ARTIFACT_CONCURRENCY", "RunOptions", "preflight", "run_campaign_async"]
+__all__ = [
+    "ARTIFACT_MEMORY",
+    "RunOptions",
+    "artifacts_in_flight",
+    "preflight",
+    "run_campaign_async",
+]
 
-#: Artifacts evaluated at once; judge calls are bounded separately per endpoint.
-ARTIFACT_CONCURRENCY = 8
+#: The most artifact content the jobs in flight may hold, counting each at the intake cap
+#: (``[intake] max_artifact_bytes``): 64 jobs at the default 4 MiB cap, 8 at the ceiling.
+ARTIFACT_MEMORY = 256 * 1024 * 1024
+
+OnResult = Callable[[JobResult, int], None]
+"""Called with each job's result and its artifact's place in the campaign, as it ends."""
+
+
+def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLimits) -> int:
+    """How many jobs run at once: enough to keep every endpoint's pipe full, within memory.
+
+    A job asks each judge for its planned samples at once, so a judge with
+    ``max_concurrency`` c and n samples per artifact is kept busy by ceil(c / n) jobs
+    (the ``[subject]``, one call per artifact, by c jobs). Twice the most any endpoint
+    needs: while some jobs run their checks, fold, sign and write, the others keep the
+    endpoints busy. At most ``ARTIFACT_MEMORY`` of artifact content, at the intake cap.
+    """
+    wanted = 1
+    if first is not None:
+        per_judge = Counter(planned.judge.id for planned in plan_samples(policy, first))
+        for config in policy.judges:
+            if per_judge[config.id]:
+                wanted = max(wanted, math.ceil(config.max_concurrency / per_judge[config.id]))
+    if policy.subject is not None:
+        wanted = max(wanted, policy.subject.max_concurrency)
+    memory = max(1, ARTIFACT_MEMORY // limits.max_artifact_bytes)
+    return max(1, min(2 * wanted, memory))
 
 
 @dataclass
@@ -75,41 +125,45 @@ class _Runner:
     """One run's jobs, sharing its ledger, key, telemetry and engine."""
 
     def __init__(self, campaign: Campaign, options: RunOptions, *, ledger: Ledger,
-                 key: PrivateKey, progress: Progress, telemetry: SampleTelemetry | None,
-                 engine: Engine) -> None:
+                 log: GroupCommit, key: PrivateKey, progress: Progress,
+                 telemetry: SampleTelemetry | None, engine: Engine) -> None:
         self.campaign = campaign
         self.policy = campaign.policy
         self.policy_sha256 = policy_digest(self.policy)
         self.options = options
         self.ledger = ledger
+        self.log = log
+        """Every write of the run: durable when its ``await`` returns, off the event loop."""
         self.key = key
         self.progress = progress
         self.telemetry = telemetry
         self.engine = engine
-        # The ledger is written by one job at a time; its own writes are transactions.
-        self.lock = asyncio.Lock()
 
     async def _append(self, kind: EntryKind, job: str, artifact: Artifact,
                       payload: dict[str, JsonValue]) -> Entry:
-        async with self.lock:
-            return self.ledger.append(kind, job, payload, campaign_id=self.campaign.id,
-                                      artifact_id=artifact.id)
+        return await self.log.append(kind, job, payload, campaign_id=self.campaign.id,
+                                     artifact_id=artifact.id)
 
     def _out_path(self, artifact: Artifact) -> Path:
         return receipt_path_for(self.options.out_dir, artifact.id)
 
     async def run_one(self, artifact: Artifact) -> JobResult:
         job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
-        existing = self.ledger.receipt_for_job(job)
-        if existing is not None:
-            return self._reuse(artifact, existing)
-        received = next(iter(self.ledger.entries(job_id=job, kind="job_received")), None)
+        # One read for all the job left in the ledger: its receipt, its recorded input and
+        # the samples a resume must not draw again.
+        history = list(self.ledger.entries(job_id=job))
+        receipt = next((e for e in reversed(history) if e.kind == "receipt"), None)
+        if receipt is not None:
+            return self._reuse(artifact, receipt)
+        received = next((e for e in history if e.kind == "job_received"), None)
+        recorded = [Vote.model_validate(e.payload["vote"]) for e in history
+                    if e.kind == "sample_recorded"]
         execution: Execution | None = None
         executed_now = False
         if received is not None:
-            recorded = received.payload.get("execution")
-            if recorded is not None:
-                execution = Execution.model_validate(recorded)
+            kept = received.payload.get("execution")
+            if kept is not None:
+                execution = Execution.model_validate(kept)
         else:
             if artifact.input is not None and self.policy.subject is not None:
                 execution = await execute_subject(self.policy, artifact, self.engine)
@@ -123,7 +177,8 @@ class _Runner:
                 payload["execution"] = execution.record()
             await self._append("job_received", job, artifact, payload)
         try:
-            return await self._evaluate(job, artifact, execution, executed_now=executed_now)
+            return await self._evaluate(job, artifact, execution, recorded,
+                                        executed_now=executed_now)
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
@@ -139,6 +194,7 @@ class _Runner:
 
         async def on_vote(vote: Vote) -> None:
             drawn.append(vote)
+            # Durable before the engine goes on, and so before the fold (seed 000).
             await self._append("sample_recorded", job, artifact,
                                {"vote": vote.model_dump(mode="json")})
             self.progress.vote(vote, job_cost(self.policy, [vote], None).total.usd)
@@ -151,8 +207,8 @@ class _Runner:
             self.policy, artifact, bundle, gates, existing=recorded, on_vote=on_vote,
             on_retry=on_retry, telemetry=self.telemetry)
 
-    async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None, *,
-                        executed_now: bool) -> JobResult:
+    async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
+                        recorded: list[Vote], *, executed_now: bool) -> JobResult:
         checked = await deterministic_checks(self.policy, artifact)
         gates, evidence = checked.gates, checked.evidence
         if execution is not None:
@@ -161,7 +217,6 @@ class _Runner:
             gates.append(gate)
             evidence.append(item)
         bundle = EvidenceBundle(items=(artifact_evidence(artifact), *evidence))
-        recorded = [Vote.model_validate(p["vote"]) for p in self.ledger.samples_for_job(job)]
         # The one place that decides whether judges are asked (a settled pair, a subject
         # without output, a veto): the receipt records why when they are not.
         skipped = judges_skipped(self.policy, gates)
@@ -191,9 +246,8 @@ class _Runner:
         )
         signed = sign_statement(statement_document(statement), self.key)
         # The ledger writes the supersession entry itself, in the same transaction.
-        async with self.lock:
-            self.ledger.append_receipt(job, signed, campaign_id=self.campaign.id,
-                                       artifact_id=artifact.id, review=slot)
+        entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
+                                              artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
         path.write_bytes(signed)
         fresh = {(v.judge, v.criterion, v.sample) for v in drawn}
@@ -204,10 +258,12 @@ class _Runner:
             drawn_cost=job_cost(self.policy, drawn, execution if executed_now else None),
             reused_cost=job_cost(self.policy, earlier, None if executed_now else execution),
             judges_skipped=skipped, reference_detail=checked.reference_detail,
+            receipt_seq=entry.seq,
         )
 
-    def _reuse(self, artifact: Artifact, signed: bytes) -> JobResult:
+    def _reuse(self, artifact: Artifact, receipt: Entry) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
+        signed = decode_receipt(receipt.payload, seq=receipt.seq)
         path = self._out_path(artifact)
         if not path.exists():
             path.write_bytes(signed)
@@ -219,27 +275,73 @@ class _Runner:
                          receipt_path=str(path), review_version=predicate.review.version,
                          reused=True, drawn_cost=job_cost(self.policy, [], None),
                          reused_cost=job_cost(self.policy, votes, None),
-                         judges_skipped=predicate.inputs.judges_skipped)
+                         judges_skipped=predicate.inputs.judges_skipped,
+                         receipt_seq=receipt.seq)
 
 
-def preflight(campaign: Campaign, engine: Engine) -> list[Artifact]:
+def preflight(campaign: Campaign, engine: Engine) -> Inventory:
     """Everything that can refuse the run, for all artifacts at once, before anything is
-    sent or written: intake (files, caps, digests, destinations) and the engine's
-    preflight (adapters, API keys, replay files, kinds). Returns the artifacts, pinned.
+    sent or written: intake of every artifact and every dataset row (files, caps, digests,
+    ids, destinations; runner/_datasets.py) and the engine's preflight (adapters, API keys,
+    replay files, kinds). Returns how many artifacts there are and the first, keeping none.
 
     Raises ConfigError or IntakeError (exit 3). The adapters it builds stay in ``engine``.
     """
-    artifacts = intake(campaign)
-    engine.preflight(campaign.policy, artifacts)
-    return artifacts
+    inventory = check_artifacts(campaign)
+    engine.preflight(campaign.policy, [inventory.first] if inventory.first else [])
+    return inventory
+
+
+async def _stream(artifacts: Iterable[Artifact], limit: int,
+                  job: Callable[[int, Artifact], Coroutine[Any, Any, None]]) -> None:
+    """``job(index, artifact)`` for each artifact, at most ``limit`` at once.
+
+    The next artifact is read only when a job slot is free, so no more than ``limit``
+    artifacts are held. The first job that fails stops the stream: no new job starts, the
+    others are cancelled (what they recorded is durable; a rerun resumes it), and its
+    exception is raised. Cancelled itself (an interrupt), it cancels its jobs and waits
+    for them, so none outlives the run.
+    """
+    slots = asyncio.Semaphore(limit)
+    running: set[asyncio.Task[None]] = set()
+    failed: list[BaseException] = []
+
+    def finished(task: asyncio.Task[None]) -> None:
+        running.discard(task)
+        slots.release()
+        if not task.cancelled() and task.exception() is not None:
+            failed.append(task.exception())  # type: ignore[arg-type]
+
+    try:
+        for index, artifact in enumerate(artifacts):
+            await slots.acquire()
+            if failed:
+                break
+            task = asyncio.create_task(job(index, artifact))
+            running.add(task)
+            task.add_done_callback(finished)
+        while running and not failed:
+            await asyncio.wait(set(running), return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(set(running))
+    if failed:
+        raise failed[0]
 
 
 async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                              key: PrivateKey, progress: Progress,
                              telemetry: SampleTelemetry | None = None,
-                             engine: Engine | None = None) -> list[JobResult]:
+                             engine: Engine | None = None, checked: Inventory | None = None,
+                             on_result: OnResult | None = None) -> list[JobResult]:
     """Evaluate every artifact; ``preflight`` for all of them happens before anything is
-    sent or written.
+    sent or written (``checked``: the caller already ran it and this is what it returned).
+
+    Without ``on_result``, returns every job's result in the campaign's order. With it,
+    each result is handed to ``on_result`` as its job ends and not kept: the list returned
+    is empty, and a run of any size holds no more than its jobs in flight.
 
     ``engine`` is the caller's, which the caller closes (the command line passes the one
     it preflighted); without it, the run opens one and closes it before returning,
@@ -247,16 +349,20 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     """
     if engine is None:
         async with Engine() as own:
-            return await run_campaign_async(campaign, options, ledger=ledger, key=key,
-                                            progress=progress, telemetry=telemetry, engine=own)
-    artifacts = preflight(campaign, engine)
+            return await run_campaign_async(
+                campaign, options, ledger=ledger, key=key, progress=progress,
+                telemetry=telemetry, engine=own, checked=checked, on_result=on_result)
+    inventory = checked if checked is not None else preflight(campaign, engine)
     options.out_dir.mkdir(parents=True, exist_ok=True)
-    gate = asyncio.Semaphore(ARTIFACT_CONCURRENCY)
-    runner = _Runner(campaign, options, ledger=ledger, key=key, progress=progress,
-                     telemetry=telemetry, engine=engine)
+    kept: list[tuple[int, JobResult]] = []
+    deliver: OnResult = on_result or (lambda result, index: kept.append((index, result)))
+    limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake)
+    async with ledger.group_commit() as log:
+        runner = _Runner(campaign, options, ledger=ledger, log=log, key=key,
+                         progress=progress, telemetry=telemetry, engine=engine)
 
-    async def bounded(artifact: Artifact) -> JobResult:
-        async with gate:
-            return await runner.run_one(artifact)
+        async def job(index: int, artifact: Artifact) -> None:
+            deliver(await runner.run_one(artifact), index)
 
-    return list(await asyncio.gather(*(bounded(a) for a in artifacts)))
+        await _stream(iter_artifacts(campaign), limit, job)
+    return [result for _, result in sorted(kept, key=lambda item: item[0])]

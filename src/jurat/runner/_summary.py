@@ -11,6 +11,9 @@ policy, nothing is read again:
   refused), and the run's exit status says so (cli/_run.py);
 - counts per outcome and per contributor, and judge calls drawn in this run vs reused.
 
+A run gathers it in a ``RunTally`` as each job ends, so that the summary of 10^5
+artifacts needs neither their votes nor 10^5 rows (``ROWS_KEPT``).
+
 A vetoed artifact never shows the judges' score or agreement as if they had backed the
 veto: either they were not asked (``judges_skipped``), or their reading is marked
 overruled.
@@ -25,6 +28,7 @@ from typing import get_args
 from rich.console import Console
 
 from jurat.fold import gate_veto
+from jurat.judges import combine
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
     GATE_TESTS_PASS,
@@ -42,14 +46,13 @@ from jurat.runner._explain import Line, gate_lines, not_passed, root_causes
 from jurat.runner._job import JobResult
 
 __all__ = [
+    "ROWS_KEPT",
     "ArtifactRow",
     "JudgeHealth",
+    "RunTally",
     "artifact_row",
-    "call_counts",
-    "contributor_counts",
-    "judge_health",
-    "outcome_counts",
     "outcome_text",
+    "tally",
     "wide_console",
 ]
 
@@ -248,38 +251,130 @@ def artifact_row(policy: Policy, result: JobResult) -> ArtifactRow:
     )
 
 
-def judge_health(policy: Policy, results: Sequence[JobResult]) -> list[JudgeHealth]:
-    """One row per judge of the panel, in panel order."""
-    rows: list[JudgeHealth] = []
-    for config in policy.judges:
-        votes = [v for r in results for v in r.votes if v.judge == config.id]
-        drawn = sum(1 for r in results for v in r.drawn if v.judge == config.id)
-        valid = sum(1 for v in votes if v.error is None and v.answer is not None)
-        errors = Counter(v.error or "no answer" for v in votes
-                         if v.error is not None or v.answer is None)
-        rows.append(JudgeHealth(judge=config.id, provider=config.provider, samples=len(votes),
-                                drawn=drawn, valid=valid, errors=tuple(errors.most_common())))
-    return rows
+#: Artifact rows a run's summary keeps: every row of a campaign up to this size; past it,
+#: the rows with reasons first (what needs a look), the rest counted, not printed.
+ROWS_KEPT = 200
 
 
-def outcome_counts(policy: Policy, results: Sequence[JobResult]) -> dict[str, int]:
-    """How many artifacts ended in each of the kind's outcome words (zeros included)."""
-    counts = Counter(outcome_text(r.decision) for r in results)
-    words = _WORDS.get(policy.kind, ())
-    return {**{w: counts[w] for w in words}, **{w: n for w, n in counts.items()
-                                                 if w not in words}}
+class _Health:
+    """One judge's running counts (``JudgeHealth`` once the run ends)."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.drawn = 0
+        self.valid = 0
+        self.errors: Counter[str] = Counter()
 
 
-def contributor_counts(results: Sequence[JobResult]) -> dict[str, dict[str, int]]:
-    """Per contributor (in first-seen order; ``(none)`` when unnamed), outcome word counts."""
-    out: dict[str, Counter[str]] = {}
-    for r in results:
-        who = r.artifact.contributor or "(none)"
-        out.setdefault(who, Counter())[outcome_text(r.decision)] += 1
-    return {who: dict(c) for who, c in out.items()}
+class RunTally:
+    """A run's summary, gathered as each job ends, keeping none of the jobs' votes.
+
+    Counts (outcomes, contributors, judge calls, judge health, cost) cover every artifact;
+    rows are kept for at most ``rows`` artifacts, those with reasons first, so a run of
+    10^5 artifacts holds a few hundred rows, never 10^5 jobs' votes. ``add`` each
+    ``JobResult`` as its job ends, in any order: rows come back in the campaign's order.
+    """
+
+    def __init__(self, policy: Policy, *, rows: int = ROWS_KEPT) -> None:
+        self.policy = policy
+        self.limit = rows
+        self.artifacts = 0
+        """Artifacts added."""
+        self.first_receipt: str | None = None
+        """The receipt of the first artifact in the campaign's order (for a `verify` hint)."""
+        self._first_index: int | None = None
+        self._explained: list[tuple[int, ArtifactRow]] = []
+        self._plain: list[tuple[int, ArtifactRow]] = []
+        self._health = {config.id: _Health() for config in policy.judges}
+        self._outcomes: Counter[str] = Counter()
+        self._contributors: dict[str, Counter[str]] = {}
+        self._decisions: dict[str, Decision] = {}
+        self.drawn_calls = 0
+        """Judge calls drawn in this run."""
+        self.reused_calls = 0
+        """Judge calls reused from the ledger or a receipt (recorded before this run)."""
+        self.drawn_cost = combine(())
+        """What this run spent, summed over its jobs."""
+        self.reused_cost = combine(())
+        """What was recorded before this run and reused, summed over its jobs."""
+
+    def add(self, result: JobResult, index: int | None = None) -> None:
+        """Count one job; ``index`` is its artifact's place in the campaign (default: the
+        order added)."""
+        index = self.artifacts if index is None else index
+        self.artifacts += 1
+        if self._first_index is None or index < self._first_index:
+            self._first_index, self.first_receipt = index, result.receipt_path
+        row = artifact_row(self.policy, result)
+        if row.reasons and len(self._explained) < self.limit:
+            self._explained.append((index, row))
+        elif not row.reasons and len(self._plain) < self.limit:
+            self._plain.append((index, row))
+        word = outcome_text(result.decision)
+        self._outcomes[word] += 1
+        self._decisions.setdefault(word, result.decision)
+        who = result.artifact.contributor or "(none)"
+        self._contributors.setdefault(who, Counter())[word] += 1
+        fresh = len(result.drawn)
+        self.drawn_calls += fresh
+        self.reused_calls += len(result.votes) - fresh
+        for vote in result.votes:
+            health = self._health.get(vote.judge)
+            if health is None:
+                continue
+            health.samples += 1
+            if vote.error is None and vote.answer is not None:
+                health.valid += 1
+            else:
+                health.errors[vote.error or "no answer"] += 1
+        for vote in result.drawn:
+            if vote.judge in self._health:
+                self._health[vote.judge].drawn += 1
+        self.drawn_cost = combine((self.drawn_cost, result.drawn_cost))
+        self.reused_cost = combine((self.reused_cost, result.reused_cost))
+
+    @property
+    def rows(self) -> list[ArtifactRow]:
+        """The rows kept, in the campaign's order: those with reasons, then plain ones up to
+        the limit."""
+        room = max(0, self.limit - len(self._explained))
+        kept = self._explained + self._plain[:room]
+        return [row for _, row in sorted(kept, key=lambda item: item[0])]
+
+    @property
+    def rows_left_out(self) -> int:
+        """Artifacts counted but not given a row."""
+        return self.artifacts - len(self.rows)
+
+    @property
+    def decisions(self) -> list[Decision]:
+        """One decision per outcome word seen: enough for the run's exit status."""
+        return list(self._decisions.values())
+
+    def health(self) -> list[JudgeHealth]:
+        """One row per judge of the panel, in panel order."""
+        rows = []
+        for config in self.policy.judges:
+            h = self._health[config.id]
+            rows.append(JudgeHealth(judge=config.id, provider=config.provider,
+                                    samples=h.samples, drawn=h.drawn, valid=h.valid,
+                                    errors=tuple(h.errors.most_common())))
+        return rows
+
+    def outcomes(self) -> dict[str, int]:
+        """How many artifacts ended in each of the kind's outcome words (zeros included)."""
+        words = _WORDS.get(self.policy.kind, ())
+        return {**{w: self._outcomes[w] for w in words},
+                **{w: n for w, n in self._outcomes.items() if w not in words}}
+
+    def contributors(self) -> dict[str, dict[str, int]]:
+        """Per contributor (first seen first; ``(none)`` when unnamed), outcome counts."""
+        return {who: dict(c) for who, c in self._contributors.items()}
 
 
-def call_counts(results: Sequence[JobResult]) -> tuple[int, int]:
-    """Judge calls (samples) drawn in this run, and reused from the ledger or a receipt."""
-    drawn = sum(len(r.drawn) for r in results)
-    return drawn, sum(len(r.votes) for r in results) - drawn
+def tally(policy: Policy, results: Sequence[JobResult]) -> RunTally:
+    """A ``RunTally`` of results already held, in their order."""
+    out = RunTally(policy)
+    for result in results:
+        out.add(result)
+    return out
