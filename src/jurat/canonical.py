@@ -119,7 +119,7 @@ def canonical_json_value(value: Any) -> bytes:
     """
     fast = _fast_canonical(value)
     if fast is not None:
-        return fast[0]
+        return fast
     try:
         return bytes(rfc8785.dumps(value))
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
@@ -137,14 +137,14 @@ def canonical_json_value(value: Any) -> bytes:
 #   float prints as Python's repr, the same shortest round-trip digits rfc8785 starts
 #   from; the two differ only for a whole float ("1.0" where RFC 8785 writes "1", "-0.0"
 #   for "0"), an exponent ("1e-07" for "1e-7", "1e+16" for "10000000000000000") and 16
-#   or more integer digits (ints beyond 2**53 - 1). Outside strings the text holds only
-#   punctuation, numbers, true, false and null, so there ``_EXPONENT`` finds every
-#   exponent, ``_long_integer`` every integer part of 16 digits or more (a whole float
-#   from 1e15 up too, which only costs the fallback), ``_NEGATIVE_ZERO`` -0.0 (rare:
-#   fallback) and ``_WHOLE_FLOAT`` every other whole float. Those lose their ".0", as
-#   RFC 8785 writes them, wherever ``_WHOLE_FLOAT_TOKEN`` matches the text: a whole float
-#   inside an array or object always does, so when it matches exactly as many times as
-#   there are whole floats, none of its matches was inside a string;
+#   or more integer digits (ints beyond 2**53 - 1). A number stands after "[", ":" or
+#   "," (or a "-" after one), so ``_maybe_exponent``, ``_long_integer`` and "-0.0" find
+#   every such number in the whole text, strings included (a match inside a string only
+#   costs the slower path); a whole float below 1e15 loses its ".0", as RFC 8785 writes
+#   it, wherever ``_WHOLE_FLOAT_TOKEN`` matches outside a string: it matches every whole
+#   float inside an array or object, and the count of unescaped quotes before a match
+#   says whether it is inside a string. A number alone (the whole text) takes the slower
+#   path, which removes the strings (``_outside_strings``) and decides on what is left;
 # - key order: Python sorts by code point, RFC 8785 by UTF-16 code unit; the two orders
 #   differ only between a character above U+FFFF and one in U+E000-U+FFFF, so a text that
 #   does not hold both is sorted the same way;
@@ -165,20 +165,66 @@ _WHOLE_FLOAT = re.compile(r"\.0(?![0-9])")
 _WHOLE_FLOAT_TOKEN = re.compile(r"\.0(?=[,\]}])(?<=[0-9]\.0)")
 _NEGATIVE_ZERO = re.compile(r"-0\.0(?![0-9])")
 _EXPONENT = re.compile(r"e[-+]")
-# Each byte of the text outside strings as "0" (a digit), "." or "," (anything else).
-_SHAPE = bytes(48 if 48 <= b <= 57 else 46 if b == 46 else 44 for b in range(256))
-_SIXTEEN_DIGITS = b"0" * 16
+_MAYBE_EXPONENT = re.compile(r"e(?<=[0-9]e)[-+][0-9]")
+_NUMBER_START = frozenset("-0123456789")
+# Each byte as "0" (a digit), "." (a point), "," (what may stand before an integer part:
+# "[", ":", ",", "-") or "x" (anything else, a quote included).
+_SHAPE = bytes(
+    48 if 48 <= b <= 57 else 46 if b == 46 else 44 if b in b"[:,-" else 120 for b in range(256)
+)
+_LONG_INTEGER = b"," + b"0" * 16
 _ABOVE_BMP = re.compile("[\U00010000-\U0010ffff]")
 _HIGH_BMP = re.compile("[\ue000-\uffff]")
 
 
-def _fast_canonical(value: Any) -> tuple[bytes, str] | None:
-    """The RFC 8785 bytes of ``value`` from the C encoder, or None where they may differ;
-    with the text outside strings (``_outside_strings``), whole floats still whole."""
+def _fast_canonical(value: Any) -> bytes | None:
+    """The RFC 8785 bytes of ``value`` from the C encoder, or None where they may differ."""
     try:
         text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
         return None
+    if (
+        text[:1] in _NUMBER_START
+        or _MAYBE_EXPONENT.search(text)
+        or _long_integer(text)
+        or "-0.0" in text
+    ):
+        numbers = _numbers_outside_strings(text)
+    else:
+        numbers = _without_whole_floats(text)
+    if numbers is None:
+        return None
+    if numbers.isascii():
+        return numbers.encode("ascii")
+    if _ABOVE_BMP.search(numbers) and _HIGH_BMP.search(numbers):
+        return None
+    try:
+        return numbers.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def _without_whole_floats(text: str) -> str:
+    """``text`` with the ".0" of every whole float outside strings removed."""
+    found = [m.start() for m in _WHOLE_FLOAT_TOKEN.finditer(text)]
+    if not found:
+        return text
+    masked = _mask_escapes(text)
+    pieces, start, quotes = [], 0, 0
+    for at in found:
+        quotes += masked.count('"', start, at)
+        if quotes % 2 == 0:  # outside a string: a number
+            pieces.append(text[start:at])
+            start = at + 2
+        else:
+            pieces.append(text[start:at])
+            start = at
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+def _numbers_outside_strings(text: str) -> str | None:
+    """The slower path of ``_fast_canonical``: decided on the text without its strings."""
     outside = _outside_strings(text)
     if _EXPONENT.search(outside) or _long_integer(outside) or _NEGATIVE_ZERO.search(outside):
         return None
@@ -187,24 +233,17 @@ def _fast_canonical(value: Any) -> tuple[bytes, str] | None:
         text, found = _WHOLE_FLOAT_TOKEN.subn("", text)
         if found != wholes:
             return None
-    if text.isascii():
-        return text.encode("ascii"), outside
-    if _ABOVE_BMP.search(text) and _HIGH_BMP.search(text):
-        return None
-    try:
-        return text.encode("utf-8"), outside
-    except UnicodeEncodeError:
-        return None
+    return text
 
 
-def _long_integer(outside: str) -> bool:
-    """Whether a number outside strings has 16 or more digits before any decimal point.
+def _long_integer(text: str) -> bool:
+    """Whether a number may have 16 or more digits before any decimal point.
 
-    Digits after a "." are a fraction; any other run of digits starts after a
-    delimiter, a sign or the text's start. Translated and searched in C.
+    An integer part starts after "[", ":", ",", a "-" or the text's start; digits after
+    a "." are a fraction, and digits after a quote or a letter are text. Translated and
+    searched in C.
     """
-    shape = b"," + outside.encode("ascii", "replace").translate(_SHAPE)
-    return b"," + _SIXTEEN_DIGITS in shape
+    return _LONG_INTEGER in b"," + text.encode("utf-8", "replace").translate(_SHAPE)
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -317,6 +356,25 @@ def _outside_strings(text: str) -> str:
     """The text with every string removed (quotes included), for valid JSON; NUL (never
     raw in JSON) where each one was, so no two tokens are joined."""
     return "\x00".join(_mask_escapes(text).split('"')[::2])
+
+
+def _nests_within(value: Any, limit: int) -> bool:
+    """Whether ``value``'s arrays and objects nest no deeper than ``limit`` (``[]`` is 1),
+    counted without recursion: the depth its JSON text has."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list | tuple):
+            continue
+        if depth > limit:
+            return False
+        stack.extend((member, depth + 1) for member in item if isinstance(member, _NESTING))
+    return True
+
+
+_NESTING = (dict, list, tuple)
 
 
 def _depth(outside: str) -> int:
@@ -465,7 +523,7 @@ class CanonicalCandidate:
             fast = _fast_canonical(other)
         except Exception:  # noqa: BLE001 - a value the fast path cannot serialise
             return False
-        return fast is not None and _depth(fast[1]) <= self.max_depth and fast[0] == self.data
+        return fast == self.data and _nests_within(other, self.max_depth)
 
 
 def loads_candidate(

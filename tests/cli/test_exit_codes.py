@@ -14,7 +14,7 @@ import pytest
 
 from jurat.cli import ExitCode
 from jurat.errors import LedgerError
-from jurat.ledger import Ledger, open_ledger
+from jurat.ledger import GroupCommit, open_ledger
 
 from .conftest import CRITERIA, EQUIVALENCE, campaign, jurat
 
@@ -83,14 +83,15 @@ def test_run_with_an_unreadable_key_exits_3(tmp_path: Path) -> None:
 def test_a_ledger_failing_mid_run_exits_4_not_1(
     tmp_path: Path, signing_key: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = Ledger.append
+    original = GroupCommit.append
 
-    def append(self: Ledger, kind: str, *args: object, **kwargs: object) -> object:
+    async def append(self: GroupCommit, kind: str, *args: object, **kwargs: object) -> object:
         if kind == "sample_recorded":
             raise LedgerError("disk full while appending (injected)")
-        return original(self, kind, *args, **kwargs)  # type: ignore[arg-type]
+        return await original(self, kind, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Ledger, "append", append)
+    # A run writes through the ledger's group commit (runner/_run.py).
+    monkeypatch.setattr(GroupCommit, "append", append)
     # always-abstain would be an escalate (1): the failure must not read as one.
     path = campaign(tmp_path, EQUIVALENCE, "broken", "always-abstain")
     status, out, err = _run(path, tmp_path, signing_key[0])

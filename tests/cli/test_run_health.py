@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jurat.errors import LedgerError
-from jurat.ledger import Ledger
+from jurat.ledger import GroupCommit
 from tests.support.fake_openai import FakeOpenAI, Reply, echo_judge
 
 from ._run_support import row, run
@@ -220,7 +220,8 @@ def test_a_resumed_job_counts_its_recorded_samples_as_reused(
     with FakeOpenAI(behaviour=echo_judge) as server:
         path = campaign(tmp_path, server.url)
         with monkeypatch.context() as patch:
-            patch.setattr(Ledger, "append_receipt", refuse)
+            # A run writes its receipts through the ledger's group commit (runner/_run.py).
+            patch.setattr(GroupCommit, "append_receipt", refuse)
             failed = run(tmp_path, path, server)
         assert failed.code == 4, failed.out + failed.err
         assert failed.samples() == 3

@@ -65,17 +65,18 @@ def said(kind: str, vote: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
     return str(answer["decision"])
 
 
-def overlap(a: Mapping[str, float], b: Mapping[str, float]) -> bool:
-    """Whether two bounding boxes ({x, y, width, height}) share any area."""
-    return (
+def overlap(a: Any, b: Any) -> bool:
+    """Whether two bounding boxes ({x, y, width, height}, as Playwright gives them) share
+    any area."""
+    return bool(
         a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
         and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
     )
 
 
-def inside(inner: Mapping[str, float], outer: Mapping[str, float], slack: float = 0.5) -> bool:
+def inside(inner: Any, outer: Any, slack: float = 0.5) -> bool:
     """Whether ``inner`` lies within ``outer``."""
-    return (
+    return bool(
         inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
         and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
         and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from jurat.canonical import canonical_json
@@ -39,7 +40,7 @@ from tests.support.builders import (
 )
 
 SCRIPT = "<script>alert('pwned')</script>"
-PRICE = {"price_in_per_mtok": 0.27, "price_out_per_mtok": 1.10}
+PRICE: dict[str, Any] = {"price_in_per_mtok": 0.27, "price_out_per_mtok": 1.10}
 
 
 def _sha(text: str) -> str:
@@ -123,7 +124,9 @@ def rubric_statements() -> list[dict[str, Any]]:
     for j in "ABC":
         for k in range(5):
             t += 1
-            hostile = {"explanation": f"Looks right. {SCRIPT}"} if (j, k) == ("B", 2) else {}
+            hostile: dict[str, Any] = (
+                {"explanation": f"Looks right. {SCRIPT}"} if (j, k) == ("B", 2) else {}
+            )
             errored = (j, k) == ("C", 4)
             good.append(vote(
                 j, k, None if errored else arcv((5, 4, 4, 4), **hostile), error="timeout",
@@ -185,7 +188,7 @@ def criteria_statements() -> list[dict[str, Any]]:
         Criterion(id="concise", text="Is it concise?"),
     ))
     criteria = policy("criteria", id="skills-2026", judges="JK", criteria=suite)
-    plans = {
+    plans: dict[str, dict[str, Sequence[str | None]]] = {
         # artifact: criterion -> verdicts for 11 (or 5) samples; None is an errored sample
         "c-ship": {
             "cites-sources": ["yes"] * 9 + [None, None],

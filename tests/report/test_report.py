@@ -327,12 +327,12 @@ def test_convergence_draws_one_line_per_judge_with_a_legend(
     charts = dom.by_id("convergence").all("svg", "chart")
     titles = [c.all("title")[0].text() for c in charts]
     assert titles == [  # in the order of the rows
-        "equivalence · 1 artifact",
-        "pairwise · 1 artifact",
-        "rubric · 3 artifacts",  # r-parse has no votes; r-split counts once, as v2
-        "cites-sources (criteria) · blocker · 3 artifacts",
-        "cfo-headline (criteria) · blocker · 3 artifacts",
-        "concise (criteria) · 3 artifacts",
+        "equivalence · gsm8k-eq · 1 artifact",
+        "pairwise · pairs-2026 · 1 artifact",
+        "rubric · review-2026 · 3 artifacts",  # r-parse has no votes; r-split counts as v2
+        "cites-sources (criteria) · skills-2026 · blocker · 3 artifacts",
+        "cfo-headline (criteria) · skills-2026 · blocker · 3 artifacts",
+        "concise (criteria) · skills-2026 · 3 artifacts",
     ]
     assert charts[3].all("line", "reference") and not charts[5].all("line", "reference")
     for chart in charts:
@@ -366,7 +366,8 @@ def test_a_large_panel_is_split_into_small_charts() -> None:
     charts = parse(render_report([{"statement": statement(big, "x", [], votes)}])).by_id(
         "convergence").all("svg", "chart")
     assert [len(c.all("polyline", "series")) for c in charts] == [4, 2, 4, 2]
-    assert charts[0].all("title")[0].text() == "c1 (criteria) · blocker · judges 1/2 · 1 artifact"
+    assert charts[0].all("title")[0].text() == (
+        "c1 (criteria) · big · blocker · judges 1/2 · 1 artifact")
 
 
 def test_order_reversal_flags_the_position_biased_judge(dom: Node) -> None:

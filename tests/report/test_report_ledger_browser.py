@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from jurat.errors import IntakeError
 from jurat.ledger import open_ledger
 from jurat.receipts import read_statement
 from jurat.report import receipts_from_ledger, render_report
@@ -92,7 +94,7 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     after = _campaign(RUBRIC, tmp / "after-veto", header={
         'id = "quickstart-rubric"': 'id = "quickstart-after-veto"',
         'kind = "rubric"': 'kind = "rubric"\njudge_after_veto = true',
-    }, artifacts=[ARTIFACT.format(id="c6-broken", file="c6_broken.py", who="erin",
+    }, artifacts=[ARTIFACT.format(id="c6-asked", file="c6_broken.py", who="erin",
                                   truth="accept")])
     (after.parent / "contributions" / "c6_broken.py").write_text(BROKEN)
     _run(after, tmp)
@@ -118,26 +120,31 @@ def page_file(ledger: Path) -> Path:
     return page
 
 
-def _rows(page: Any) -> list[dict[str, str]]:
-    return page.locator("table#decisions > tbody > tr.decision").evaluate_all(
+def _rows(page: Any) -> list[dict[str, Any]]:
+    """Every decision row's attributes, and its cells' text by class (``cells``)."""
+    rows: list[dict[str, Any]] = page.locator("table#decisions > tbody > tr.decision").evaluate_all(
         """rows => rows.map(r => Object.assign(
              Object.fromEntries([...r.attributes].map(a => [a.name, a.value])),
              {cells: Object.fromEntries([...r.cells].map(c => [c.className, c.innerText]))}))"""
     )
+    return rows
 
 
-def _votes(page: Any, index: str) -> list[dict[str, str]]:
-    return page.locator(f"#votes-{index} table.votes > tbody > tr").evaluate_all(
+def _votes(page: Any, index: str) -> list[dict[str, Any]]:
+    """Every vote row under decision ``index``: its label, its said cell, whether counted."""
+    rows = page.locator(f"#votes-{index} table.votes > tbody > tr")
+    votes: list[dict[str, Any]] = rows.evaluate_all(
         """rows => rows.map(r => ({said: r.dataset.said, considered: r.dataset.considered,
              cell: r.querySelector('td.said') ? r.querySelector('td.said').textContent : null,
              judge: r.dataset.judge, sample: r.dataset.sample}))"""
     )
+    return votes
 
 
-def _boxes(page: Any, selector: str) -> list[dict[str, float]]:
+def _boxes(page: Any, selector: str) -> list[Any]:
     boxes = [el.bounding_box() for el in page.locator(selector).all()]
     assert all(b is not None and b["width"] > 0 and b["height"] > 0 for b in boxes), selector
-    return boxes  # type: ignore[return-value]
+    return boxes
 
 
 def test_the_report_of_a_ledger_in_chromium(
@@ -201,7 +208,7 @@ def test_the_report_of_a_ledger_in_chromium(
         assert reasons[1:4] == ["python.imports skipped: python.parse failed",
                                 "tests.pass skipped: python.parse failed",
                                 "judges not asked: veto by python.parse"]
-        asked = by_key[("quickstart-after-veto", "c6-broken", "1")]
+        asked = by_key[("quickstart-after-veto", "c6-asked", "1")]
         assert (asked["cells"]["score"], asked["cells"]["agreement"]) == (
             "vetoed", "not considered: veto")
         assert "Q " not in asked["cells"]["score"] + asked["cells"]["agreement"]
@@ -217,7 +224,10 @@ def test_the_report_of_a_ledger_in_chromium(
         for i, a in enumerate(boxes):
             for b in boxes[i + 1 :]:
                 assert not overlap(a, b), (a, b)
-        for chart, box in zip(charts, boxes, strict=True):
+        for chart in charts:
+            # Measured again here: bounding boxes are relative to the viewport.
+            box = chart.bounding_box()
+            assert box is not None
             series = chart.locator("polyline.series").count()
             assert series <= 4
             items = chart.locator("g.legend > g.legend-item")
@@ -238,6 +248,7 @@ def test_the_report_of_a_ledger_in_chromium(
                 assert a is not None and inside(a, box)
                 for b in entries[i + 1 :]:
                     assert b is not None and not overlap(a, b)
+        for chart in charts:  # scrolls the page: after every measurement
             chart.screenshot(path=str(shots / f"{chart.get_attribute('id')}.png"))
 
         # What a person looks at: the vetoed rows and the superseded pair, opened.
@@ -255,3 +266,24 @@ def test_the_report_of_a_ledger_in_chromium(
     width, height, _ = png_pixels_vary((shots / "report.png").read_bytes())
     assert width == 1280 and height > 3000
     shutil.copyfile(shots / "report.png", SHOT)
+
+
+def test_a_superseded_review_is_verified_by_the_printed_replay_command(
+    ledger: Path, page_file: Path
+) -> None:
+    html = page_file.read_text()
+    pub = ledger / "keys" / "jurat.pub"
+    current = f"jurat verify {ledger / 'out' / 'c1-canonical.sigstore.json'} --key {pub}"
+    replay = f"jurat replay {ledger / 'l.db'} --key {pub}"
+    assert current in html and replay in html
+    assert html.count(replay) == 1  # only the one superseded review has no file of its own
+    done = _jurat(*shlex.split(replay)[1:], cwd=ledger)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_ledger_receipt_that_does_not_decode_names_its_entry(tmp_path: Path) -> None:
+    with open_ledger(f"sqlite:///{tmp_path / 'l.db'}") as log:
+        entry = log.append_receipt("0" * 64, b"not a bundle", campaign_id="c",
+                                   artifact_id="a", review=log.next_review("c", "a"))
+        with pytest.raises(IntakeError, match=f"ledger entry {entry.seq}: not a jurat receipt"):
+            receipts_from_ledger(log)

@@ -74,6 +74,11 @@ def test_second_run_reuses_receipts_and_changed_artifact_supersedes(tmp_path: Pa
 
     assert review["version"] == 2 and review["supersedes"] == sha256_digest(first)
     assert len(entries(tmp_path / "l.db", "supersession")) == 1
+    # The report lists both review versions, the earlier one tagged.
+    page = tmp_path / "report.html"
+    shown = jurat("report", f"sqlite:///{tmp_path / 'l.db'}", "--html", str(page), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "superseded by v2" in page.read_text()
 
 
 def test_replay_and_report(tmp_path: Path) -> None:

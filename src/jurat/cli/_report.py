@@ -11,10 +11,9 @@ from pathlib import Path
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import err_console
-from jurat.errors import ConfigError, IntakeError, JuratError
+from jurat.errors import ConfigError, JuratError
 from jurat.ledger import open_ledger
-from jurat.receipts import read_statement, receipt_path_for
-from jurat.report import ReportReceipt, load_receipt_files, render_report
+from jurat.report import ReportReceipt, load_receipt_files, receipts_from_ledger, render_report
 from jurat.runner import ledger_url
 
 __all__ = ["report_command"]
@@ -41,24 +40,6 @@ def report_command(source: str, html: Path, key_path: Path | None) -> ExitCode:
 
 
 def _receipts_from_ledger(url: str, key_path: Path | None) -> list[ReportReceipt]:
-    """The latest receipt of each (campaign, artifact), decoded (bounded, not verified)."""
-    latest: dict[tuple[str, str], ReportReceipt] = {}
-    key = str(key_path) if key_path is not None else None
+    """Every review version of every receipt in the ledger (the report tags superseded ones)."""
     with open_ledger(ledger_url(url), create=False) as ledger:
-        for entry, signed in ledger.receipts():
-            try:
-                statement = read_statement(signed)
-            except JuratError as exc:
-                raise IntakeError(f"ledger entry {entry.seq}: not a jurat receipt: {exc}") from exc
-            predicate = statement["predicate"]
-            campaign = predicate.get("campaign")
-            artifact = predicate.get("artifact")
-            campaign_id = str(campaign.get("id")) if isinstance(campaign, dict) else "None"
-            artifact_id = (str(artifact.get("id", f"seq-{entry.seq}"))
-                           if isinstance(artifact, dict) else f"seq-{entry.seq}")
-            latest[(campaign_id, artifact_id)] = ReportReceipt(
-                statement=statement,
-                receipt_path=str(receipt_path_for(Path(), artifact_id)),
-                key_path=key,
-            )
-    return list(latest.values())
+        return receipts_from_ledger(ledger, source=url, key_path=key_path)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from html import escape
 
 from jurat.report._report_data import ArtifactView
-from jurat.report._report_html import table
+from jurat.report._report_html import cell, table
 from jurat.report._report_stats import OrderRow, mean_agreement, order_rows
 from jurat.report._svg import MAX_SERIES, Bin, Line, Share, histogram, line_chart, share_chart
 
@@ -56,19 +56,23 @@ def agreement_section(views: Sequence[ArtifactView]) -> str:
     )
 
 
+#: (campaign id, kind, criterion): one judge id means one configuration only within a campaign.
+_Group = tuple[str, str, str]
+
+
 def _groups(
     views: Sequence[ArtifactView],
-) -> tuple[dict[tuple[str, str], dict[str, list[list[str | None]]]], dict[tuple[str, str], float]]:
-    """Per (kind, criterion): each judge's label sequences, one per artifact; and the quorum
-    of the criteria that are blockers."""
-    groups: dict[tuple[str, str], dict[str, list[list[str | None]]]] = {}
-    quorum: dict[tuple[str, str], float] = {}
+) -> tuple[dict[_Group, dict[str, list[list[str | None]]]], dict[_Group, float]]:
+    """Per (campaign, kind, criterion): each judge's label sequences, one per artifact; and the
+    quorum of the criteria that are blockers."""
+    groups: dict[_Group, dict[str, list[list[str | None]]]] = {}
+    quorum: dict[_Group, float] = {}
     for v in views:
         series: dict[tuple[str, str], list[str | None]] = {}
         for x in v.votes:
             series.setdefault((x.criterion, x.judge), []).append(x.label)
         for (criterion, judge), labels in series.items():
-            key = (v.kind, criterion)
+            key = (v.campaign_id, v.kind, criterion)
             groups.setdefault(key, {}).setdefault(judge, []).append(labels)
             if criterion in v.blockers and v.quorum is not None:
                 quorum[key] = v.quorum
@@ -76,12 +80,13 @@ def _groups(
 
 
 def convergence_section(views: Sequence[ArtifactView]) -> str:
-    """One small chart per criterion (and per ``MAX_SERIES`` judges), one line per judge."""
+    """One small chart per campaign and criterion (and per ``MAX_SERIES`` judges), one line
+    per judge."""
     groups, quorum = _groups(views)
     charts: list[str] = []
-    for (kind, criterion), judges in groups.items():
+    for (campaign, kind, criterion), judges in groups.items():
         name = criterion if criterion == kind else f"{criterion} ({kind})"
-        q = quorum.get((kind, criterion))
+        q = quorum.get((campaign, kind, criterion))
         names = list(judges)
         chunks = [names[i : i + MAX_SERIES] for i in range(0, len(names), MAX_SERIES)]
         for c, chunk in enumerate(chunks):
@@ -93,7 +98,7 @@ def convergence_section(views: Sequence[ArtifactView]) -> str:
             if not lines:
                 continue
             artifacts = max(len(judges[j]) for j in chunk)
-            about = ["blocker"] if q is not None else []
+            about = [campaign] + (["blocker"] if q is not None else [])
             about += [f"judges {c + 1}/{len(chunks)}"] if len(chunks) > 1 else []
             about.append(f"{artifacts} artifact{'s' if artifacts != 1 else ''}")
             charts.append(
@@ -108,11 +113,11 @@ def convergence_section(views: Sequence[ArtifactView]) -> str:
             )
     return (
         '<section id="convergence"><h2>Vote convergence</h2>'
-        '<p class="note">Agreement so far after each sample, in dispatch order: one line per '
-        "judge, the mean over the artifacts it sampled (current reviews). Errored and "
-        "abstaining samples stay in the denominator (for binary criteria they vote unsure, as "
-        "in the fold), so failures pull a line down. Lines that coincide are drawn 2 px "
-        "apart.</p>"
+        '<p class="note">Agreement so far after each sample, in dispatch order: one chart per '
+        "campaign and criterion, one line per judge, the mean over the artifacts it sampled "
+        "(current reviews). Errored and abstaining samples stay in the denominator (for binary "
+        "criteria they vote unsure, as in the fold), so failures pull a line down. Lines that "
+        "coincide are drawn 2 px apart.</p>"
         f'<div class="grid">{"".join(charts) or "<p>No votes.</p>"}</div></section>'
     )
 
@@ -131,11 +136,11 @@ def order_section(views: Sequence[ArtifactView]) -> str:
         )
     body = [
         f'<tr data-judge="{escape(r.judge)}">'
-        f"<td>{escape(r.judge)}</td>"
-        f'<td class="num">{_frac(r.reversal.consistent, r.reversal.items)}</td>'
-        f'<td class="num">{_frac(r.reversal.agreeing_pairs, r.reversal.pairs)}</td>'
-        f'<td class="num">{_frac(r.reversal.first_position, r.reversal.ab_answers)}</td>'
-        "</tr>"
+        + cell(escape(r.judge))
+        + cell(_frac(r.reversal.consistent, r.reversal.items), "num")
+        + cell(_frac(r.reversal.agreeing_pairs, r.reversal.pairs), "num")
+        + cell(_frac(r.reversal.first_position, r.reversal.ab_answers), "num")
+        + "</tr>"
         for r in rows
     ]
     head = [

@@ -106,15 +106,19 @@ def _votes(v: ArtifactView) -> str:
 def details(v: ArtifactView) -> str:
     """The ``details.votes#votes-<index>`` block of one receipt."""
     errored = sum(1 for x in v.votes if x.error is not None)
+    counted = (
+        "judges not asked" if v.vetoed and not v.votes
+        else f"{len(v.votes)} votes" + (f", {errored} errored" if errored else "")
+    )
     parts = [
-        f'<details class="votes" id="votes-{v.index}"><summary>{len(v.votes)} votes'
-        f"{f', {errored} errored' if errored else ''} · {escape(v.artifact_id)} · "
-        f"{escape(v.campaign_id)}</summary>",
+        f'<details class="votes" id="votes-{v.index}"><summary>{counted} · '
+        f"{escape(v.artifact_id)} · {escape(v.campaign_id)}</summary>",
         _meta(v),
     ]
     if v.reasons:
         items = "".join(f"<li>{escape(r)}</li>" for r in v.reasons)
-        parts.append(f'<p class="why">Why, root cause first:</p><ul class="reasons">{items}</ul>')
+        head = "Why, root cause first:" if v.gates_failed else "Why:"
+        parts.append(f'<p class="why">{head}</p><ul class="reasons">{items}</ul>')
     if v.gates:
         parts.append(_gates(v))
     if v.criteria:

@@ -332,7 +332,7 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         agreement=agreement,
         agreement_text=agreement_text,
         valid_samples=as_int(decision.get("valid_samples")),
-        samples=as_int(decision.get("samples")) if votes or not cause.vetoed_by else None,
+        samples=as_int(decision.get("samples")),
         vetoed_by=cause.vetoed_by,
         gates_failed=cause.gates_failed,
         gates_text=cause.gates_text,

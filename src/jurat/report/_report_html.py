@@ -107,7 +107,7 @@ svg.chart text.chart-title { font-size: 13px; font-weight: 600; }
 svg.chart text.chart-subtitle { fill: var(--muted); }
 svg.chart text.tick, svg.chart text.axis-label { fill: var(--muted); }
 svg.chart line.grid { stroke: #e5e8eb; stroke-width: 1; }
-svg.chart line.reference { stroke: #d55e00; stroke-width: 1.2; stroke-dasharray: 5 3; }
+svg.chart line.reference { stroke: #57606a; stroke-width: 1.4; stroke-dasharray: 4 4; }
 svg.chart polyline.series { fill: none; stroke-width: 2; stroke-opacity: 0.9;
   stroke-linejoin: round; }
 svg.chart text.legend { fill: var(--ink); }

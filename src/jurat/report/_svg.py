@@ -24,6 +24,8 @@ __all__ = ["MAX_SERIES", "PALETTE", "Bin", "Line", "Share", "histogram", "line_c
 
 #: Okabe-Ito: distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
+#: The reference line (a quorum): grey, so it is never taken for a series.
+REFERENCE = "#57606a"
 #: At most this many lines in one line chart; a caller splits larger groups into several.
 MAX_SERIES = 4
 #: Each series also has its own dash pattern, so two lines are told apart without colour.
@@ -249,7 +251,7 @@ def line_chart(
         for i, line in enumerate(lines)
     ]
     if reference is not None:
-        entries.append(_Entry(name=reference_label, colour="#d55e00", dash="5 3", line=True))
+        entries.append(_Entry(name=reference_label, colour=REFERENCE, dash="4 4", line=True))
     rows = _legend_rows(entries, width)
     top = _PAD_T + (15 if subtitle else 0)
     axis_y = top + plot_h

@@ -114,8 +114,11 @@ def why(
     votes: int,
     reading: str,
 ) -> Why:
-    """Root causes and reasons of one receipt; ``reading`` is what the judges said, e.g.
-    ``accept (3/3)``, shown only as overruled."""
+    """Root causes and reasons of one receipt of ``kind`` with ``votes`` recorded votes.
+
+    ``reading`` is what the judges said (``accept, Q 1.0000, 2/3``): under a veto it is
+    shown only as not considered, for the record.
+    """
     hard_gates = [g for g in as_list(as_object(policy.get("rubric")).get("hard_gates"))
                   if isinstance(g, str)]
     recorded, shown = _gates(as_list(predicate.get("gates")))

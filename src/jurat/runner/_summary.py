@@ -288,6 +288,7 @@ class RunTally:
         self._health = {config.id: _Health() for config in policy.judges}
         self._outcomes: Counter[str] = Counter()
         self._contributors: dict[str, Counter[str]] = {}
+        self._contributor_first: dict[str, int] = {}
         self._decisions: dict[str, Decision] = {}
         self.drawn_calls = 0
         """Judge calls drawn in this run."""
@@ -315,6 +316,7 @@ class RunTally:
         self._decisions.setdefault(word, result.decision)
         who = result.artifact.contributor or "(none)"
         self._contributors.setdefault(who, Counter())[word] += 1
+        self._contributor_first[who] = min(index, self._contributor_first.get(who, index))
         fresh = len(result.drawn)
         self.drawn_calls += fresh
         self.reused_calls += len(result.votes) - fresh
@@ -368,8 +370,10 @@ class RunTally:
                 **{w: n for w, n in self._outcomes.items() if w not in words}}
 
     def contributors(self) -> dict[str, dict[str, int]]:
-        """Per contributor (first seen first; ``(none)`` when unnamed), outcome counts."""
-        return {who: dict(c) for who, c in self._contributors.items()}
+        """Per contributor (in the campaign's order of their first artifact; ``(none)`` when
+        unnamed), outcome counts."""
+        order = sorted(self._contributors, key=self._contributor_first.__getitem__)
+        return {who: dict(self._contributors[who]) for who in order}
 
 
 def tally(policy: Policy, results: Sequence[JobResult]) -> RunTally:
