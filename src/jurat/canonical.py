@@ -165,14 +165,22 @@ _WHOLE_FLOAT = re.compile(r"\.0(?![0-9])")
 _WHOLE_FLOAT_TOKEN = re.compile(r"\.0(?=[,\]}])(?<=[0-9]\.0)")
 _NEGATIVE_ZERO = re.compile(r"-0\.0(?![0-9])")
 _EXPONENT = re.compile(r"e[-+]")
-_MAYBE_EXPONENT = re.compile(r"e(?<=[0-9]e)[-+][0-9]")
 _NUMBER_START = frozenset("-0123456789")
-# Each byte as "0" (a digit), "." (a point), "," (what may stand before an integer part:
-# "[", ":", ",", "-") or "x" (anything else, a quote included).
+# Each byte as what it may be in a number: "0" (a digit), "." (a point), "e", "+" (a
+# sign), "," (what stands before a number: "[", ":", ","), or "x" (anything else).
 _SHAPE = bytes(
-    48 if 48 <= b <= 57 else 46 if b == 46 else 44 if b in b"[:,-" else 120 for b in range(256)
+    48 if 48 <= b <= 57
+    else 46 if b == 46
+    else 101 if b == 101
+    else 43 if b in b"+-"
+    else 44 if b in b"[:,"
+    else 120
+    for b in range(256)
 )
-_LONG_INTEGER = b"," + b"0" * 16
+# An integer part of 16 digits or more, and an exponent, in that shape.
+_SHAPES_TO_CHECK = (b",0000000000000000", b"+0000000000000000", b"0e+")
+# Only brackets and quotes: the skeleton a depth is counted on.
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _ABOVE_BMP = re.compile("[\U00010000-\U0010ffff]")
 _HIGH_BMP = re.compile("[\ue000-\uffff]")
 
@@ -183,12 +191,7 @@ def _fast_canonical(value: Any) -> bytes | None:
         text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
         return None
-    if (
-        text[:1] in _NUMBER_START
-        or _MAYBE_EXPONENT.search(text)
-        or _long_integer(text)
-        or "-0.0" in text
-    ):
+    if text[:1] in _NUMBER_START or "-0.0" in text or _shaped_like(text, _SHAPES_TO_CHECK):
         numbers = _numbers_outside_strings(text)
     else:
         numbers = _without_whole_floats(text)
@@ -204,23 +207,43 @@ def _fast_canonical(value: Any) -> bytes | None:
         return None
 
 
+def _shaped_like(text: str, shapes: tuple[bytes, ...]) -> bool:
+    """Whether one of ``shapes`` (in ``_SHAPE``'s letters) occurs in ``text``, strings
+    included: a screen, translated and searched in C."""
+    shape = text.encode("utf-8", "surrogatepass").translate(_SHAPE)
+    return any(s in shape for s in shapes) or shape.startswith(b"0" * 16)
+
+
 def _without_whole_floats(text: str) -> str:
-    """``text`` with the ".0" of every whole float outside strings removed."""
-    found = [m.start() for m in _WHOLE_FLOAT_TOKEN.finditer(text)]
-    if not found:
+    """``text`` with the ".0" of every whole float outside strings removed.
+
+    A whole float inside an array or object is a digit, ".0" and one of ",]}"; found
+    with ``str.find`` (in C), each one is outside a string exactly when an even number of
+    unescaped quotes comes before it.
+    """
+    pieces: list[str] = []
+    start = 0  # text[start:] is not copied yet
+    counted = quotes = 0  # quotes in the masked text before ``counted``
+    masked: str | None = None
+    at = text.find(".0")
+    while at >= 0:
+        if text[at - 1 : at] in _DIGITS and text[at + 2 : at + 3] in _AFTER_NUMBER:
+            if masked is None:
+                masked = _mask_escapes(text)
+            quotes += masked.count('"', counted, at)
+            counted = at
+            if quotes % 2 == 0:  # outside a string: a number, written without its ".0"
+                pieces.append(text[start:at])
+                start = at + 2
+        at = text.find(".0", at + 2)
+    if not pieces:
         return text
-    masked = _mask_escapes(text)
-    pieces, start, quotes = [], 0, 0
-    for at in found:
-        quotes += masked.count('"', start, at)
-        if quotes % 2 == 0:  # outside a string: a number
-            pieces.append(text[start:at])
-            start = at + 2
-        else:
-            pieces.append(text[start:at])
-            start = at
     pieces.append(text[start:])
     return "".join(pieces)
+
+
+_DIGITS = frozenset("0123456789")
+_AFTER_NUMBER = frozenset(",]}")
 
 
 def _numbers_outside_strings(text: str) -> str | None:
@@ -236,14 +259,10 @@ def _numbers_outside_strings(text: str) -> str | None:
     return text
 
 
-def _long_integer(text: str) -> bool:
-    """Whether a number may have 16 or more digits before any decimal point.
-
-    An integer part starts after "[", ":", ",", a "-" or the text's start; digits after
-    a "." are a fraction, and digits after a quote or a letter are text. Translated and
-    searched in C.
-    """
-    return _LONG_INTEGER in b"," + text.encode("utf-8", "replace").translate(_SHAPE)
+def _long_integer(outside: str) -> bool:
+    """Whether a number outside strings has 16 or more digits before any decimal point:
+    an integer part starts after a delimiter, a sign or the text's start."""
+    return _shaped_like(outside, _SHAPES_TO_CHECK[:2])
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -330,11 +349,9 @@ def _finite(text: str) -> float:
 # reads left to right as a JSON reader does, so "\\" is taken before a quote after it
 # could be: in valid JSON every quote left unmasked opens or closes a string.
 _MASKS = (("\\\\", "\x01\x01"), ('\\"', "\x02\x02"))
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BYTE_MASKS = tuple((e.encode(), m.encode()) for e, m in _MASKS)
 # Opening brackets become 2, closing ones 0: the running sum minus the count is the depth.
-_STEP = str.maketrans({"[": "\x02", "{": "\x02", "]": "\x00", "}": "\x00"})
 _BYTE_STEP = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
-_NOT_BRACKET_BYTES = bytes(b for b in range(256) if b not in b"[]{}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -358,36 +375,19 @@ def _outside_strings(text: str) -> str:
     return "\x00".join(_mask_escapes(text).split('"')[::2])
 
 
-def _nests_within(value: Any, limit: int) -> bool:
-    """Whether ``value``'s arrays and objects nest no deeper than ``limit`` (``[]`` is 1),
-    counted without recursion: the depth its JSON text has."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = item.values()
-        elif not isinstance(item, list | tuple):
-            continue
-        if depth > limit:
-            return False
-        stack.extend((member, depth + 1) for member in item if isinstance(member, _NESTING))
-    return True
-
-
-_NESTING = (dict, list, tuple)
-
-
-def _depth(outside: str) -> int:
-    """The deepest bracket nesting of a text outside its strings (``_outside_strings``),
-    without recursion (linear time).
+def _structure_depth(data: bytes) -> int:
+    """The deepest bracket nesting outside strings, without recursion (linear time).
 
     For valid JSON this is the nesting ``json.loads`` will recurse into. For invalid
     JSON it may differ only after the point where ``json.loads`` stops with an error.
+    Only brackets and quotes are kept (translated in C); split at the quotes left once
+    escapes are masked (``_MASKS``), the pieces alternate outside / inside a string, and
+    they are nearly all empty or one character long, so splitting costs little.
     """
-    if outside.isascii():  # always, for valid JSON: only strings hold other characters
-        skeleton = outside.encode("ascii").translate(_BYTE_STEP, _NOT_BRACKET_BYTES)
-    else:
-        skeleton = _NOT_BRACKET.sub("", outside).translate(_STEP).encode("ascii")
+    for escape, mask in _BYTE_MASKS:
+        data = data.replace(escape, mask)
+    brackets = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
+    skeleton = brackets.translate(_BYTE_STEP)
     levels = map(operator.sub, itertools.accumulate(skeleton), itertools.count(1))
     return max(levels, default=0)
 
@@ -426,8 +426,8 @@ def _text(data: bytes | bytearray | str, max_bytes: int) -> str:
     return text
 
 
-def _within_depth(outside: str, max_depth: int) -> None:
-    depth = _depth(outside)
+def _within_depth(data: bytes, max_depth: int) -> None:
+    depth = _structure_depth(data)
     if depth > max_depth:
         raise StrictJSONError(
             f"nests {depth} levels deep, more than the limit of {max_depth}", kind="too_deep"
@@ -473,7 +473,8 @@ def loads_strict(
     which would let two readers see two documents in the same bytes.
     """
     text = _text(data, max_bytes)
-    _within_depth(_outside_strings(text), max_depth)
+    raw = bytes(data) if not isinstance(data, str) else text.encode("utf-8", "surrogatepass")
+    _within_depth(raw, max_depth)
     try:
         value = json.loads(
             text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant,
@@ -523,7 +524,7 @@ class CanonicalCandidate:
             fast = _fast_canonical(other)
         except Exception:  # noqa: BLE001 - a value the fast path cannot serialise
             return False
-        return fast == self.data and _nests_within(other, self.max_depth)
+        return fast == self.data and _structure_depth(self.data) <= self.max_depth
 
 
 def loads_candidate(

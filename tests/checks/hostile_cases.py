@@ -812,7 +812,9 @@ def add(a, b):
 
 def solve():
     seen = []
-    for root in ("/work", "/tmp", "/opt/jurat", "/"):
+    # Everywhere a test file could have been put (not the read-only runtime: a full walk
+    # of it does not fit the wall-clock limit on a loaded machine).
+    for root in ("/work", "/tmp", "/opt/jurat", "/home", "/root", "/var", "/srv", "/mnt"):
         for dirpath, _dirs, files in os.walk(root):
             skip = ("/proc", "/sys", "/usr", "/dev", "/opt/jurat/python", "/opt/jurat/site")
             if dirpath.startswith(skip):

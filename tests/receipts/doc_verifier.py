@@ -306,7 +306,8 @@ def _statement(payload: bytes) -> dict[str, Any]:
         _policy_bounds(pred["campaign"]["policy"])
     except (FoldRefused, KeyError, TypeError) as exc:
         raise DocVerifyError(4, f"the policy is outside §6.2's bounds: {exc}") from exc
-    return doc
+    statement: dict[str, Any] = doc
+    return statement
 
 
 def _policy_bounds(policy: dict[str, Any]) -> None:
@@ -416,7 +417,8 @@ def median(values: list[Fraction]) -> Fraction:
     return (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def slots_of(votes: list[dict[str, Any]], judge: str, key: str, n: int) -> list[dict[str, Any] | None]:
+def slots_of(votes: list[dict[str, Any]], judge: str, key: str, n: int
+             ) -> list[dict[str, Any] | None]:
     """§8.1: the judge's votes for the key, sorted by sample, then empty slots up to N."""
     mine = [v for v in votes if v["judge"] == judge and v["criterion"] == key]
     samples = [v["sample"] for v in mine]
@@ -505,7 +507,7 @@ def tier_rule(tier: dict[str, Any], labels: list[str], panel_label: str | None) 
         return "escalate", f"no majority among {n} independent votes ({counts_text(counts)})"
     majority = leaders[0]
     if not meets(top, n, tier["min_agreement"]):
-        shown = "%.4g" % float(tier["min_agreement"])
+        shown = f"{float(tier['min_agreement']):.4g}"  # C printf %.4g
         return "escalate", f"agreement {top}/{n} below the tier minimum {shown}"
     if panel_label is not None and majority != panel_label:
         return "escalate", "judges' majority and panel median disagree"
@@ -603,7 +605,7 @@ def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dic
             low = below(panel)
             why = [
                 f"below per-criterion minimum: {', '.join(low)}" if low
-                else f"Q {'%.4f' % float(q)} below threshold {float(rubric['threshold'])!r}"
+                else f"Q {float(q):.4f} below threshold {float(rubric['threshold'])!r}"
             ]
     out["gates_failed"] = veto.failed
     if veto.failed:
@@ -635,7 +637,7 @@ def preference(slot: dict[str, Any] | None) -> str | None:
         return None
     if slot["order"] == "BA" and p in ("A", "B"):
         return "B" if p == "A" else "A"
-    return p
+    return str(p)
 
 
 def consensus(labels: list[str | None]) -> Consensus:
@@ -643,7 +645,7 @@ def consensus(labels: list[str | None]) -> Consensus:
     missing = 0
     for label in labels:
         if label in counts:
-            counts[label] += 1  # type: ignore[index]
+            counts[str(label)] += 1
         else:
             missing += 1  # abstain or none
     n = sum(counts.values())
@@ -692,7 +694,8 @@ def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
             sample_agreement=everything.agreement,
         )
     if n < tier["votes"] or not judge_labels:
-        disposition, reason = "escalate", f"too few independent votes: {n} of {tier['votes']} required"
+        disposition = "escalate"
+        reason = f"too few independent votes: {n} of {tier['votes']} required"
     else:
         disposition, reason = tier_rule(tier, [x for x in judge_labels if x is not None], None)
         if disposition == "accept" and out["label"] is None:
@@ -810,7 +813,7 @@ def _equivalence(policy: dict[str, Any], gates: list[dict[str, Any]], votes: lis
         slots.extend(slots_of(votes, judge["id"], "equivalence", settings["votes"]))
     decisions = []
     for slot in slots:
-        d = slot["answer"].get("decision") if valid(slot) else None  # type: ignore[union-attr]
+        d = slot["answer"].get("decision") if slot is not None and valid(slot) else None
         decisions.append(d if d in ("EQUIVALENT", "DIFFERENT", "ABSTAIN") else "PARSE_ERROR")
     outcome = {
         "EQUIVALENT": True,

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import rfc8785
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -378,7 +377,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 
 def _statement(receipt: bytes) -> dict[str, Any]:
-    return json.loads(base64.b64decode(json.loads(receipt)["dsseEnvelope"]["payload"]))
+    statement: dict[str, Any] = json.loads(
+        base64.b64decode(json.loads(receipt)["dsseEnvelope"]["payload"]))
+    return statement
 
 
 # -- 1. every receipt of every campaign ----------------------------------------------------
@@ -407,7 +408,7 @@ def test_every_receipt_rederives_field_by_field(runs: Runs) -> None:
 def test_the_runs_reach_the_rules_the_doc_describes(runs: Runs) -> None:
     """The receipts above are not all alike: they reach the cases §6.4.1 and §8 single out."""
     seen: Counter[str] = Counter()
-    for campaign, path in runs.receipts():
+    for _campaign, path in runs.receipts():
         pred = _statement(path.read_bytes())["predicate"]
         d, votes = pred["decision"], pred["votes"]
         skipped = pred["inputs"].get("judges_skipped")
@@ -499,7 +500,7 @@ def _sign(statement: dict[str, Any], key: ec.EllipticCurvePrivateKey) -> bytes:
             "signatures": [{"sig": base64.b64encode(sig).decode(), "keyid": hint}],
         },
     }
-    return bytes(rfc8785.dumps(bundle))
+    return canonical(bundle)
 
 
 def _private_key(runs: Runs) -> ec.EllipticCurvePrivateKey:
@@ -523,15 +524,93 @@ def _refresh_derived(pred: dict[str, Any]) -> None:
         pred["inputs"]["judges_skipped"] = skipped
 
 
+def _answer(policy: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A random answer of the kind's shape (§6.7), now and then one the fold cannot use."""
+    kind = policy["kind"]
+    if kind == "rubric":
+        crits = [c["id"] for c in policy["rubric"]["criteria"]]
+        return {"scores": {c: rng.choice([1, 2, 3, 4, 5, 5, 4.5, 2.5]) for c in crits}}
+    if kind == "pairwise":
+        return {"preference": rng.choice(["A", "A", "B", "tie", "abstain", "maybe"])}
+    if kind == "criteria":
+        return {"verdict": rng.choice(["yes", "no", "no", "unsure"])}
+    return {"decision": rng.choice(["EQUIVALENT", "DIFFERENT", "DIFFERENT", "ABSTAIN", "UNSURE"])}
+
+
+def _keys(policy: dict[str, Any]) -> list[tuple[str, int]]:
+    """(criterion key, N) pairs of one judge (§8.1)."""
+    kind = policy["kind"]
+    if kind == "criteria":
+        suite = policy["criteria"]
+        return [(i["id"], suite["blocker_samples"] if i["blocker"] else suite["samples"])
+                for i in suite["items"]]
+    if kind == "equivalence":
+        return [("equivalence", (policy["equivalence"] or {"votes": 1})["votes"])]
+    return [(kind, 0)]  # N is the judge's own samples
+
+
+def _vote(judge: str, key: str, sample: int, answer: dict[str, Any] | None, *,
+          error: str | None = None, order: str | None = None) -> dict[str, Any]:
+    """A vote with every §6.7 field."""
+    return {
+        "judge": judge, "criterion": key, "sample": sample, "attempts": 1, "order": order,
+        "answer": answer, "error": error, "returned_model": None, "system_fingerprint": None,
+        "usage": {}, "dispatch_ms": 0, "latency_ms": 0, "prompt_id": "doc-test@1",
+    }
+
+
+def _synthesize(pred: dict[str, Any], rng: random.Random) -> None:
+    """Votes for every judge, as if the judges had been asked (random answers, some errors)."""
+    policy = pred["campaign"]["policy"]
+    votes = []
+    for judge in policy["judges"]:
+        for key, n in _keys(policy):
+            for k in range(n or judge["samples"]):
+                error = rng.random() < 0.15
+                votes.append(_vote(
+                    judge["id"], key, k, None if error else _answer(policy, rng),
+                    error="timeout" if error else None,
+                    order=rng.choice(["AB", "BA"]) if policy["kind"] == "pairwise" else None))
+    rng.shuffle(votes)  # dispatch order is not the fold's order (§6.7)
+    pred["votes"] = votes
+
+
 def _mutate(pred: dict[str, Any], rng: random.Random) -> str:
     """One random edit of the recorded inputs; returns what it did."""
     policy, votes, gates = pred["campaign"]["policy"], pred["votes"], pred["gates"]
     kind = policy["kind"]
-    choices = ["policy"] + (["gates"] if kind != "equivalence" or gates else [])
+    choices = ["policy", "synthesize"] + (["gates"] if kind != "equivalence" or gates else [])
     if votes:
-        choices += ["drop", "error", "empty", "renumber", "answer", "answer", "order"]
+        choices += ["drop", "error", "empty", "renumber", "answer", "answer", "order", "scramble"]
+    if kind == "equivalence" and gates:
+        choices += ["unsettle", "unsettle"]
+    if kind == "equivalence" and policy["judges"] and rng.random() < 0.05:
+        choices = ["no judges"]
+    if kind in ("rubric", "pairwise") and rng.random() < 0.1:
+        choices = ["add a judge"]
     what = rng.choice(choices)
-    if what == "drop":
+    if what == "synthesize":
+        _synthesize(pred, rng)
+    elif what == "add a judge":  # a fourth or fifth judge: even panels, ties, plurality
+        judge = {**rng.choice(policy["judges"]), "id": f"extra-{len(policy['judges'])}"}
+        policy["judges"].append(judge)
+        pred["judges"].append({**pred["judges"][0], "id": judge["id"],
+                               "provider": judge["provider"], "model": judge["model"],
+                               "decoding": {k: judge[k] for k in (
+                                   "temperature", "max_tokens", "seed", "structured_output")}})
+        _synthesize(pred, rng)
+    elif what == "unsettle":  # the deterministic pass left it to the judges
+        for g in gates:
+            if g["id"] == "equivalence.deterministic":
+                g["outcome"] = rng.choice(["skip", "error"])
+        if not votes:
+            _synthesize(pred, rng)
+    elif what == "no judges":
+        policy["judges"], pred["judges"], pred["votes"] = [], [], []
+    elif what == "scramble":
+        for v in votes:
+            v["answer"], v["error"] = _answer(policy, rng), None
+    elif what == "drop":
         del votes[rng.randrange(len(votes))]
     elif what == "error":
         v = rng.choice(votes)
@@ -547,20 +626,7 @@ def _mutate(pred: dict[str, Any], rng: random.Random) -> str:
         v["order"] = {"AB": "BA", "BA": "AB"}.get(v["order"] or "", rng.choice(["AB", "BA", None]))
     elif what == "answer":
         v = rng.choice(votes)
-        answer = dict(v["answer"] or {})
-        if kind == "rubric":
-            crits = [c["id"] for c in policy["rubric"]["criteria"]]
-            scores = dict(answer.get("scores") or {})
-            for cid in crits:
-                scores[cid] = rng.choice([1, 2, 3, 4, 5, 5, 4.5, 2.5])
-            answer["scores"] = scores
-        elif kind == "pairwise":
-            answer["preference"] = rng.choice(["A", "B", "tie", "abstain", "maybe"])
-        elif kind == "criteria":
-            answer["verdict"] = rng.choice(["yes", "no", "unsure"])
-        else:
-            answer["decision"] = rng.choice(["EQUIVALENT", "DIFFERENT", "ABSTAIN", "UNSURE"])
-        v["answer"], v["error"] = answer, None
+        v["answer"], v["error"] = {**(v["answer"] or {}), **_answer(policy, rng)}, None
     elif what == "gates":
         ids = ["tests.pass", "python.parse", "lint.ruff", "equivalence.deterministic"]
         if gates and rng.random() < 0.6:
@@ -581,7 +647,7 @@ def _mutate(pred: dict[str, Any], rng: random.Random) -> str:
 
 def _mutate_policy(policy: dict[str, Any], rng: random.Random) -> str:
     kind = policy["kind"]
-    edits = ["min_valid_fraction", "judge_samples"]
+    edits = ["min_valid_fraction"] + (["judge_samples"] if policy["judges"] else [])
     if kind in ("rubric", "pairwise"):
         edits += ["tier", "tier", "hard_gates"]
     if kind == "rubric":
@@ -666,12 +732,12 @@ def test_jurat_accepts_what_the_doc_derives_on_mutated_inputs(runs: Runs, tmp_pa
                 verify_receipt(receipt, runs.pub.read_bytes())
     lines = _verify_dir(runs, out)
     disagreements = []
-    for name, (derivable, done) in sorted(expect.items()):
+    for name, (derivable, edits) in sorted(expect.items()):
         line = lines.get(name, "missing from jurat verify's output")
         if derivable and not line.startswith("OK"):
-            disagreements.append(f"{name} ({done}): the doc derives it, jurat says {line}")
+            disagreements.append(f"{name} ({edits}): the doc derives it, jurat says {line}")
         if not derivable and not line.startswith("FAIL step 6"):
-            disagreements.append(f"{name} ({done}): the doc refuses it, jurat says {line}")
+            disagreements.append(f"{name} ({edits}): the doc refuses it, jurat says {line}")
     assert not disagreements, "\n".join(disagreements[:20])
     refused = sum(1 for ok, _ in expect.values() if not ok)
     assert 0 < refused < len(expect) / 4  # some duplicate sample indices, mostly derivable
@@ -716,3 +782,179 @@ def test_unsigned_bytes_are_refused_before_the_fold(runs: Runs) -> None:
     loose = json.dumps(json.loads(receipt), indent=3, sort_keys=False).encode()
     assert hashlib.sha256(loose).hexdigest() != hashlib.sha256(receipt).hexdigest()
     verify_receipt(loose, runs.pub.read_bytes())
+
+
+# -- 3. the document's worked cases, signed and handed to jurat ----------------------------
+
+
+def _base(runs: Runs, campaign: str, artifact: str) -> dict[str, Any]:
+    c = next(c for c in runs.campaigns if c.name == campaign)
+    return _statement((c.out / f"{artifact}.sigstore.json").read_bytes())
+
+
+def _rubric_votes(pred: dict[str, Any], scores: dict[str, Any]) -> None:
+    pred["votes"] = [_vote(j["id"], "rubric", k, {"scores": dict(scores)})
+                     for j in pred["campaign"]["policy"]["judges"] for k in range(j["samples"])]
+
+
+def _case_rounding(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.3 and §8.8: Q = 1/32 is written 0.0312 (%.4f, ties to even on the double) while
+    q_bp rounds half up (312.5 -> 313); the threshold 1 is written 1.0."""
+    st = _base(runs, "edge-rubric", "t1")
+    pred = st["predicate"]
+    rubric = pred["campaign"]["policy"]["rubric"]
+    rubric["threshold"] = 1.0
+    for c in rubric["criteria"]:
+        c["minimum"] = None
+    _rubric_votes(pred, {c["id"]: 1.125 for c in rubric["criteria"]})
+    return st, {"q_bp": 313, "label": "reject", "disposition": "reject",
+                "reasons": ["Q 0.0312 below threshold 1.0"], "independent_votes": 4}
+
+
+def _case_half_up(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.3: q_bp = floor(Q·10000 + 1/2) exactly: Q = 0.00005 is 1 basis point, not 0."""
+    st = _base(runs, "edge-rubric", "t1")
+    pred = st["predicate"]
+    rubric = pred["campaign"]["policy"]["rubric"]
+    rubric["criteria"] = [
+        {**rubric["criteria"][0], "weight": 0.9998, "minimum": None},
+        {**rubric["criteria"][1], "weight": 0.0002, "minimum": None},
+    ]
+    _rubric_votes(pred, {"correctness": 1, "reasoning": 2})
+    return st, {"q_bp": 1, "q": 0.00005}
+
+
+def _case_tier_share(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.7 step 3 and §8.8 %.4g: 2 of 3 judges do not meet 0.7."""
+    st = _base(runs, "rubric", "c1-canonical")
+    pred = st["predicate"]
+    policy = pred["campaign"]["policy"]
+    policy["risk_tier"] = {"name": "declared", "votes": 3, "min_agreement": 0.7,
+                           "adjudication": False}
+    top = {c["id"]: 5 for c in policy["rubric"]["criteria"]}
+    low = {c["id"]: 1 for c in policy["rubric"]["criteria"]}
+    _rubric_votes(pred, top)
+    for v in pred["votes"]:
+        if v["judge"] == policy["judges"][2]["id"]:
+            v["answer"] = {"scores": dict(low)}
+    return st, {"disposition": "escalate", "label": "accept", "agreement_votes": "2/3",
+                "reasons": ["agreement 2/3 below the tier minimum 0.7"]}
+
+
+def _case_gaps(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.1: a gap is not a slot in the middle, an index past N is kept. Judge 1 has samples
+    {0, 3} of N = 5 (2 of 5 valid: not substantive at 0.5); judge 2 has {0, ..., 6} (7
+    slots); judge 3 has 5 of its 5."""
+    st = _base(runs, "rubric", "c1-canonical")
+    pred = st["predicate"]
+    policy = pred["campaign"]["policy"]
+    scores = {c["id"]: 5 for c in policy["rubric"]["criteria"]}
+    j1, j2, j3 = (j["id"] for j in policy["judges"])
+    pred["votes"] = (
+        [_vote(j1, "rubric", k, {"scores": scores}) for k in (3, 0)]
+        + [_vote(j2, "rubric", k, {"scores": scores}) for k in range(7)]
+        + [_vote(j3, "rubric", k, {"scores": scores}) for k in range(5)]
+    )
+    return st, {"samples": 5 + 7 + 5, "valid_samples": 14, "independent_votes": 2,
+                "missing": 1, "disposition": "escalate",
+                "reasons": ["too few independent votes: 2 of 3 required"]}
+
+
+def _case_no_strict_majority(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.4: four judges A, A, B, tie at min_agreement 0.5: the tier rule accepts 2/4, but
+    there is no strict majority, so it escalates."""
+    st = _base(runs, "pairwise", "p1")
+    pred = st["predicate"]
+    policy = pred["campaign"]["policy"]
+    judge = {**policy["judges"][0], "id": "d"}
+    policy["judges"].append(judge)
+    pred["judges"].append({**pred["judges"][0], "id": "d"})
+    policy["risk_tier"] = {"name": "declared", "votes": 2, "min_agreement": 0.5,
+                           "adjudication": False}
+    prefs = {"a": "A", "b": "A", "c": "B", "d": "tie"}
+    pred["votes"] = [
+        _vote(j["id"], "pairwise", k, {"preference": prefs[j["id"]]}, order="AB")
+        for j in policy["judges"] for k in range(j["samples"])
+    ]
+    return st, {"disposition": "escalate", "label": None, "agreement_votes": "2/4",
+                "reasons": ["no strict majority among A, B and tie"], "missing": 0}
+
+
+def _case_unstable_blocker(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.5's example: 7 of 11 "no" on a blocker does not meet the quorum 0.8: warn, and
+    stability.min_blocker_agreement still records the quorum."""
+    st = _base(runs, "criteria", "gsm8k-0-175b-verification")
+    pred = st["predicate"]
+    policy = pred["campaign"]["policy"]
+    votes = []
+    for j in policy["judges"]:
+        for item in policy["criteria"]["items"]:
+            n = policy["criteria"]["blocker_samples"] if item["blocker"] else policy[
+                "criteria"]["samples"]
+            for k in range(n):
+                verdict = "yes"
+                if j is policy["judges"][0] and item["id"] == "correct":
+                    verdict = "no" if k < 7 else "yes"
+                votes.append(_vote(j["id"], item["id"], k, {"verdict": verdict}))
+    pred["votes"] = votes
+    judge = policy["judges"][0]["id"]
+    return st, {"rollout": "WARN", "reasons": [f"{judge}/correct: warn (no, 7/11)"],
+                "stability": {"min_blocker_agreement": 0.8, "unstable_blocker_failures": 1}}
+
+
+def _case_equivalence_label(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.6 step 4's example: 3 ABSTAIN and 2 EQUIVALENT at min_agreement 2 (abstain as
+    neither): equivalent, with label ABSTAIN, the most frequent raw decision."""
+    st = _base(runs, "equivalence", "pair-12")
+    pred = st["predicate"]
+    policy = pred["campaign"]["policy"]
+    policy["equivalence"].update(votes=5, min_agreement=2, abstain_as_neither=True)
+    judge = policy["judges"][0]["id"]
+    decisions = ["ABSTAIN", "EQUIVALENT", "ABSTAIN", "EQUIVALENT", "ABSTAIN"]
+    pred["votes"] = [_vote(judge, "equivalence", k, {"decision": d})
+                     for k, d in enumerate(decisions)]
+    return st, {"equivalent": True, "label": "ABSTAIN", "agreement_votes": "3/5",
+                "missing": 3, "valid_samples": 5, "independent_votes": 1,
+                "reasons": ["judge votes {'ABSTAIN': 3, 'EQUIVALENT': 2}, min_agreement 2"]}
+
+
+def _case_gate_order(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    """§8.2 reads the last gate with an id; §8.6 the first equivalence.deterministic."""
+    st = _base(runs, "rubric", "c1-canonical")
+    gates = st["predicate"]["gates"]
+    tests = next(g for g in gates if g["id"] == "tests.pass")
+    gates.insert(0, {**tests, "outcome": "fail", "detail": "earlier"})
+    return st, {"gates_failed": [], "disposition": "accept"}
+
+
+def _case_first_deterministic_gate(runs: Runs) -> tuple[dict[str, Any], dict[str, Any]]:
+    st = _base(runs, "equivalence", "pair-01")
+    gates = st["predicate"]["gates"]
+    gates.append({**gates[0], "outcome": "fail"})
+    return st, {"equivalent": True, "label": "EQUIVALENT", "independent_votes": 0}
+
+
+CASES = (
+    _case_rounding, _case_half_up, _case_tier_share, _case_gaps, _case_no_strict_majority,
+    _case_unstable_blocker, _case_equivalence_label, _case_gate_order,
+    _case_first_deterministic_gate,
+)
+
+
+def test_the_docs_worked_cases_are_what_jurat_computes(runs: Runs, tmp_path: Path) -> None:
+    key = _private_key(runs)
+    out = tmp_path / "cases"
+    out.mkdir()
+    for case in CASES:
+        statement, expected = case(runs)
+        pred = statement["predicate"]
+        _refresh_derived(pred)
+        derived = derive_decision(pred["campaign"]["policy"], pred["gates"], pred["votes"],
+                                  pred["fold_rule"])
+        for field_name, value in expected.items():
+            assert derived[field_name] == value, (case.__name__, field_name, derived)
+        pred["decision"] = derived
+        (out / f"{case.__name__}.sigstore.json").write_bytes(_sign(statement, key))
+    lines = _verify_dir(runs, out)
+    wrong = {name: line for name, line in lines.items() if not line.startswith("OK")}
+    assert len(lines) == len(CASES) and not wrong, wrong
