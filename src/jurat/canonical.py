@@ -2,7 +2,12 @@
 
 Every digest jurat records (artifacts, policies, judge configs, evidence
 bundles, ledger entries) is the sha256 of bytes produced here, so two
-machines always agree on it.
+machines always agree on it. ``rfc8785`` is the reference serialiser; the bytes
+come from the standard library's C encoder wherever they provably agree with it
+(see the comment above ``_ENCODER``). For verification, ``loads_candidate`` reads
+bytes that must be canonical, ``same_json`` compares two values as their
+serialisations would, and ``member_span`` finds a member's own canonical bytes
+inside canonical bytes.
 
 Threat model of ``loads_strict``: its input may be written by anyone (a receipt
 handed to ``jurat verify``, a ledger row, an inclusion proof, a judge's answer or its
@@ -138,13 +143,13 @@ def canonical_json_value(value: Any) -> bytes:
 #   from; the two differ only for a whole float ("1.0" where RFC 8785 writes "1", "-0.0"
 #   for "0"), an exponent ("1e-07" for "1e-7", "1e+16" for "10000000000000000") and 16
 #   or more integer digits (ints beyond 2**53 - 1). A number stands after "[", ":" or
-#   "," (or a "-" after one), so ``_maybe_exponent``, ``_long_integer`` and "-0.0" find
-#   every such number in the whole text, strings included (a match inside a string only
-#   costs the slower path); a whole float below 1e15 loses its ".0", as RFC 8785 writes
-#   it, wherever ``_WHOLE_FLOAT_TOKEN`` matches outside a string: it matches every whole
-#   float inside an array or object, and the count of unescaped quotes before a match
-#   says whether it is inside a string. A number alone (the whole text) takes the slower
-#   path, which removes the strings (``_outside_strings``) and decides on what is left;
+#   "," (or a "-" after one), so ``_shaped_like`` and "-0.0" find every such number in
+#   the whole text, strings included (a match inside a string only costs the slower
+#   path); every other whole float loses its ".0", as RFC 8785 writes it
+#   (``_without_whole_floats``): inside an array or object it is a digit, ".0" and one
+#   of ",]}", and the count of unescaped quotes before it says whether those characters
+#   are inside a string. A number alone (the whole text) takes the slower path too,
+#   which removes the strings (``_outside_strings``) and decides on what is left;
 # - key order: Python sorts by code point, RFC 8785 by UTF-16 code unit; the two orders
 #   differ only between a character above U+FFFF and one in U+E000-U+FFFF, so a text that
 #   does not hold both is sorted the same way;
@@ -380,14 +385,21 @@ def _structure_depth(data: bytes) -> int:
 
     For valid JSON this is the nesting ``json.loads`` will recurse into. For invalid
     JSON it may differ only after the point where ``json.loads`` stops with an error.
-    Only brackets and quotes are kept (translated in C); split at the quotes left once
-    escapes are masked (``_MASKS``), the pieces alternate outside / inside a string, and
-    they are nearly all empty or one character long, so splitting costs little.
+
+    Once escaped backslashes and quotes are masked (``_MASKS``), every quote left opens or
+    closes a string, so a bracket is inside a string exactly when an odd number of quotes
+    comes before it. Only brackets and quotes are kept (translated in C); two quotes with
+    no bracket between them are dropped, which changes no bracket's count of quotes
+    before it; the few quotes left split what remains into pieces that alternate
+    outside / inside a string.
     """
-    for escape, mask in _BYTE_MASKS:
-        data = data.replace(escape, mask)
-    brackets = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[::2])
-    skeleton = brackets.translate(_BYTE_STEP)
+    if b"\\" in data:
+        for escape, mask in _BYTE_MASKS:
+            data = data.replace(escape, mask)
+    skeleton = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in skeleton:
+        skeleton = b"".join(skeleton.split(b'"')[::2])
+    skeleton = skeleton.translate(_BYTE_STEP)
     levels = map(operator.sub, itertools.accumulate(skeleton), itertools.count(1))
     return max(levels, default=0)
 

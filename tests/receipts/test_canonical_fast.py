@@ -89,6 +89,8 @@ def fast(value: Any) -> bytes | None:
 @example([1.0, -0.0, 1e16, 1e-7, 0.5, 100.0])
 @example({"a": 'say "1.0", \\"x\\" and \\\\'})  # escaped quotes and backslashes
 @example({"k": [-5.0, 10.0], "s": "v1.0", "t": "\\"})
+@example({"a": ",1.0]", "b": 1.0, "c": 'x\\"2.0}', "d": [3.0], "e": "\\\\4.0,"})
+@example({"a": '"', "b": 5.0, "c": "[{", "d": {"e": 0.0}})
 @example(2**53)
 @example("\ud800")
 @example({"\ud800": 1})

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jurat.canonical import canonical_json, digest_json
+from jurat.canonical import digest_json
 from jurat.models import policy_digest
 from jurat.receipts import (
     PrivateKey,
@@ -64,11 +65,16 @@ def _same_reports(bundle: bytes, key: PublicKey) -> Any:
     return fast
 
 
+def _reference(value: Any) -> bytes:
+    """RFC 8785 bytes from the reference serialiser, never from the code under test."""
+    return bytes(rfc8785.dumps(value))
+
+
 def _json_edit(change: Callable[[dict[str, Any]], None]) -> Edit:
     def edit(payload: bytes) -> bytes:
         doc = json.loads(payload)
         change(doc)
-        return canonical_json(doc)
+        return _reference(doc)
 
     return edit
 
@@ -134,7 +140,7 @@ EDITS: dict[str, Edit] = {
 def test_step_4_fast_path_reports_what_the_step_by_step_checks_report(
     name: str, statement: dict[str, Any], private_key: PrivateKey, public_key: PublicKey
 ) -> None:
-    payload = EDITS[name](canonical_json(statement))
+    payload = EDITS[name](_reference(statement))
     report = _same_reports(sign_payload(payload, private_key), public_key)
     assert report.ok == (name in ("unchanged", "16-digit int", "exponent", "long fraction",
                                   "whole float in Any", "quotes and backslashes",
@@ -147,7 +153,7 @@ def test_step_4_fast_path_reports_what_the_step_by_step_checks_report(
 def test_random_edits_of_a_signed_payload_are_reported_alike(
     data: st.DataObject, statement: dict[str, Any], private_key: PrivateKey, pub_path: Path
 ) -> None:
-    payload = canonical_json(statement)
+    payload = _reference(statement)
     at = data.draw(st.integers(0, len(payload) - 1))
     cut = data.draw(st.integers(0, 3))
     insert = data.draw(st.sampled_from([b"", b" ", b"0", b".0", b'"', b"\\", b",", b"}", b"e"]))
@@ -163,7 +169,7 @@ def test_recorded_digests_are_the_records_digests(
     case: Callable[[], Any], private_key: PrivateKey, public_key: PublicKey
 ) -> None:
     statement = statement_for(*case())
-    payload = parse_bundle(sign_payload(canonical_json(statement), private_key)).payload
+    payload = parse_bundle(sign_payload(_reference(statement), private_key)).payload
     policy = parse_statement(json.loads(payload)).predicate.campaign.policy
     assert _verify._recorded_digests(payload) == (
         policy_digest(policy),
@@ -191,6 +197,6 @@ def test_the_usual_receipt_takes_the_fast_path(
     name: str, fast: bool, statement: dict[str, Any], private_key: PrivateKey,
     public_key: PublicKey, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    bundle = sign_payload(EDITS[name](canonical_json(statement)), private_key)
+    bundle = sign_payload(EDITS[name](_reference(statement)), private_key)
     monkeypatch.setattr(_verify, "loads_strict", _step_by_step)  # no way back
     assert verify_bundle(bundle, public_key).ok is fast
