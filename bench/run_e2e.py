@@ -1,7 +1,8 @@
 """A whole `jurat run`, as a user runs it, against a loopback OpenAI-compatible server.
 
     .venv/bin/python bench/run_e2e.py [--artifacts 2000] [--samples 5] [--ledger sqlite|pg]
-                                      [--profile FILE] [--no-baseline] [--no-write]
+                                      [--profile FILE] [--no-baseline] [--no-breakdown]
+                                      [--no-write]
 
 One `jurat run` process (start-up, intake of a JSON Lines dataset, judge calls, ledger,
 receipts, the checkpoint and every receipt's inclusion proof included), by default
@@ -13,9 +14,12 @@ and its share of the limit, the run process's CPU time per call (user + system, 
 `httpx2` client posting the same request bodies (every ratio is against it), the same with
 jurat's HTTP transport, and jurat's judge phase alone (``run_samples``, in-process).
 
-``--profile FILE`` runs the `jurat run` process under cProfile, writes the stats to FILE
-and prints where its time goes (the profiler slows it down: time that run apart from the
-timed one). Results go to bench/README.md between the ``run_e2e`` markers.
+Then, unless ``--no-breakdown``, the same campaign runs once more in this process with
+the run's main steps timed (``STEPS``: CPU time of the thread running each), which says
+where the CPU goes without a profiler's distortion. ``--profile FILE`` also runs the
+`jurat run` process under cProfile, writes the stats to FILE and prints the heaviest
+functions (the profiler slows Python code down more than C code: read its shares, not
+its times). Results go to bench/README.md between the ``run_e2e`` markers.
 """
 
 from __future__ import annotations
@@ -207,6 +211,92 @@ def print_profile(path: Path, top: int = 30) -> None:
     stats.sort_stats("cumulative").print_stats(top)
 
 
+#: The steps ``--breakdown`` times: (module, class or "", function, what it is). Each is
+#: called once per artifact, per sample or per ledger entry; its CPU time is taken on the
+#: thread that runs it (the ledger's commits run on their own thread).
+STEPS = (
+    ("jurat.runner._run", "", "iter_artifacts", "read and intake dataset rows"),
+    ("jurat.ledger._store", "Ledger", "entries", "read the job's history (for a resume)"),
+    ("jurat.judges._engine", "", "interpret", "validate each answer (strict JSON, ARCV schema)"),
+    ("jurat.ledger._group", "", "prepare", "check and canonicalise each ledger entry"),
+    ("jurat.ledger._store", "Ledger", "_commit",
+     "commit thread: write the batches (SQL, Merkle nodes)"),
+    ("jurat.runner._run", "", "decide", "fold"),
+    ("jurat.ledger._store", "Ledger", "next_review", "read the receipt's review slot"),
+    ("jurat.runner._run", "", "decision_statement", "build the statement (re-derives the fold)"),
+    ("jurat.runner._run", "", "sign_statement", "sign the receipt (DSSE, ECDSA P-256)"),
+)
+
+
+def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]:
+    """Where a run's CPU goes: the same campaign run in this process, each step of
+    ``STEPS`` timed in CPU seconds of the thread running it, then the checkpoint and the
+    proofs; what no step covers is the judge calls themselves (SDK, transport, engine,
+    prompts, telemetry) and asyncio. Returns (step, CPU ms per artifact)."""
+    import importlib
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from jurat.ledger import LogSigner, open_ledger
+    from jurat.models import load_campaign
+    from jurat.receipts import keygen, load_private_key
+    from jurat.runner import Progress, RunOptions, run_campaign_async
+
+    spent: dict[str, float] = dict.fromkeys((label for *_, label in STEPS), 0.0)
+    undo = []
+    for module, cls, name, label in STEPS:
+        owner: Any = importlib.import_module(module)
+        owner = getattr(owner, cls) if cls else owner
+        original = getattr(owner, name)
+        generator = name in ("entries", "iter_artifacts")
+
+        def timed_call(*a: Any, _f: Any = original, _label: str = label,
+                       _generator: bool = generator, **k: Any) -> Any:
+            start = time.thread_time()
+            try:
+                result = _f(*a, **k)
+                return iter(list(result)) if _generator else result  # time the reading
+            finally:
+                spent[_label] += time.thread_time() - start
+
+        setattr(owner, name, timed_call)
+        undo.append((owner, name, original))
+    os.environ["BENCH_API_KEY"] = "x"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            camp = work / "camp"
+            camp.mkdir()
+            (camp / "campaign.toml").write_text(CAMPAIGN.format(
+                url=url, samples=samples, concurrency=CONCURRENCY))
+            write_dataset(camp / "items.jsonl", artifacts)
+            private, _ = keygen(work / "keys")
+            campaign = load_campaign(camp / "campaign.toml")
+            seqs: list[int] = []
+            with open_ledger(f"sqlite:///{work / 'ledger.db'}") as ledger:
+                cpu = time.process_time()
+                asyncio.run(run_campaign_async(
+                    campaign, RunOptions(out_dir=work / "out", quiet=True), ledger=ledger,
+                    key=load_private_key(private), progress=Progress(),
+                    on_result=lambda r, _: seqs.append(r.receipt_seq or 0)))
+                run_cpu = time.process_time() - cpu
+                start = time.process_time()
+                note = ledger.checkpoint(LogSigner(Ed25519PrivateKey.generate()))
+                spent["sign one checkpoint (checks every new entry)"] = (
+                    time.process_time() - start)
+                start = time.process_time()
+                for i in range(0, len(seqs), 1000):
+                    ledger.prove_entries(seqs[i:i + 1000], note)
+                spent["prove every receipt (prove_entries)"] = time.process_time() - start
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+    timed = sum(v for k, v in spent.items() if not k.startswith(("sign one", "prove every")))
+    spent["the rest: judge calls (SDK, transport, engine, prompts, telemetry), the jobs' own "
+          "code, asyncio"] = run_cpu - timed
+    return [(label, 1000 * value / artifacts) for label, value in spent.items()]
+
+
 async def baselines(calls: int, latency_ms: float) -> dict[str, dict[str, Any]]:
     """bench/orchestration.py's variants, measured now (each starts its own server)."""
     out = {}
@@ -225,6 +315,8 @@ def main() -> int:
     parser.add_argument("--ledger", choices=("sqlite", "pg"), default="sqlite")
     parser.add_argument("--profile", type=Path, help="also run under cProfile, stats here")
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-breakdown", action="store_true",
+                        help="skip the in-process run that times each step")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     limit = CONCURRENCY / (args.latency_ms / 1000)
@@ -232,6 +324,7 @@ def main() -> int:
     profile, args.profile = args.profile, None
     print(f"jurat run: {args.artifacts} artifacts x {args.samples} samples = {calls} calls, "
           f"{args.latency_ms:g} ms, {CONCURRENCY} connections, {args.ledger} ledger", flush=True)
+    load = os.getloadavg()
     run = measure_run(args)
     print(f"  {run['wall']:.2f} s, {calls / run['wall']:,.0f} calls/s, "
           f"{1000 * run['cpu'] / calls:.3f} ms CPU/call, peak RSS {run['rss_mib']:.0f} MiB",
@@ -265,7 +358,20 @@ def main() -> int:
         f"and {run['proofs']} inclusion proofs written, peak RSS {run['rss_mib']:.0f} MiB; "
         f"a fresh interpreter importing what `jurat run` imports takes "
         f"{start:.2f} s. The other rows are bench/orchestration.py's variants, in-process, "
-        f"measured in this run.\n\n" + "\n".join(lines) + "\n")
+        f"measured in this run. Load average before: {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f} (the machine is shared).\n\n" + "\n".join(lines) + "\n")
+    if not args.no_breakdown:
+        print("timing each step of the same run, in-process …", flush=True)
+        with FakeOpenAI(echo_judge, latency_ms=args.latency_ms, process=True) as server:
+            steps = breakdown(server.url, args.artifacts, args.samples)
+        total = sum(ms for _, ms in steps)
+        text += ("\nWhere the CPU goes (`--breakdown`: the same campaign run in-process, each "
+                 "step timed in CPU time of the thread running it; the ledger's commits run on "
+                 "their own thread but hold the interpreter's lock for their Python part):\n\n"
+                 "| step | CPU ms per artifact | share |\n|---|---:|---:|\n")
+        text += "".join(f"| {label} | {ms:.2f} | {100 * ms / total:.0f}% |\n"
+                        for label, ms in sorted(steps, key=lambda item: -item[1]))
+        text += f"| total | {total:.2f} | 100% |\n"
     print()
     print(text)
     if profile is not None:

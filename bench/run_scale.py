@@ -133,6 +133,7 @@ def main() -> int:
     lines = ["| ledger | artifacts | judge calls | wall s | ms per artifact | vs "
              f"{sizes[0]:,} | CPU s | peak RSS MiB | one receipt each |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    load = os.getloadavg()
     for backend in backends:
         base: float | None = None
         for n in sizes:
@@ -151,7 +152,9 @@ def main() -> int:
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (f"Measured {stamp} on {machine}: one `jurat run` process per row, 3 sim judges "
             "x 5 samples per artifact, artifacts from a JSON Lines dataset; \"vs\" is the "
-            "time per artifact against the smallest size of the same backend in this run.\n\n"
+            "time per artifact against the smallest size of the same backend in this run. "
+            f"Load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (the machine "
+            "is shared).\n\n"
             + "\n".join(lines) + "\n")
     print()
     print(text)

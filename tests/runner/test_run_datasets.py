@@ -3,18 +3,26 @@ anything runs, then streamed; a bad row names its file, line and field and nothi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jurat.errors import CampaignError, CampaignErrors
+from jurat.errors import CampaignError, CampaignErrors, ConfigError, JuratError
+from jurat.ledger import open_ledger
 from jurat.models import load_campaign
+from jurat.receipts import keygen, load_private_key
+from jurat.runner import Progress, RunOptions, intake, run_campaign_async
 from jurat.runner import _datasets as datasets_module
-from jurat.runner import intake
 from jurat.runner._datasets import check_artifacts, iter_artifacts, row_bytes
 
 from ._support import entries, jurat, keys, verify
@@ -118,6 +126,27 @@ def test_ids_are_unique_across_inline_artifacts_and_datasets(tmp_path: Path) -> 
     assert f"first at {camp / 'a.jsonl'}:2" in second.message
 
 
+def test_two_ids_with_one_content_are_refused(tmp_path: Path) -> None:
+    # A job is bound to the content: two ids with one content would share its one receipt.
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    _jsonl(camp / "a.jsonl", [{"id": "x2", "text": "42"}, {"id": "y", "a": "1", "b": "2"},
+                              {"id": "y2", "a": "1", "b": "2"}, {"id": "z", "a": "2", "b": "1"}])
+    inline = '\n[[artifacts]]\nid = "x"\ntext = "42"\n'
+    with pytest.raises(CampaignErrors) as info:
+        check_artifacts(load_campaign(_campaign(camp, "a.jsonl", inline=inline)))
+    first, second = info.value.problems
+    assert (first.file, first.line) == (str(camp / "a.jsonl"), 1)
+    assert "'x2' has the same content as 'x'" in first.message
+    assert (second.line, second.field) == (3, None)
+    assert f"'y2' has the same content as 'y' (at {camp / 'a.jsonl'}:2)" in second.message
+    twice = '\n[[artifacts]]\nid = "x"\ntext = "42"\n\n[[artifacts]]\nid = "w"\ntext = "42"\n'
+    _jsonl(camp / "a.jsonl", [{"id": "v", "text": "other"}])
+    with pytest.raises(CampaignError) as one:
+        check_artifacts(load_campaign(_campaign(camp, "a.jsonl", inline=twice)))
+    assert (one.value.field, one.value.line) == ("artifacts[1]", HEAD.count("\n") + 6)
+
+
 def test_past_twenty_problems_the_rest_are_counted(tmp_path: Path) -> None:
     camp = tmp_path / "camp"
     camp.mkdir()
@@ -210,6 +239,26 @@ def test_the_run_streams_rows_one_at_a_time(tmp_path: Path,
     rows.close()
 
 
+def test_a_dataset_changed_after_its_check_fails_the_run_not_the_input(tmp_path: Path) -> None:
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    rows = [{"id": f"r{i}", "text": f"answer {i}", "truth": "accept"} for i in range(3)]
+    _jsonl(camp / "items.jsonl", rows)
+    campaign = load_campaign(_campaign(camp, "items.jsonl"))
+    checked = check_artifacts(campaign)
+    _jsonl(camp / "items.jsonl", [*rows[:2], {"id": "r2", "txt": "edited"}])
+    priv, _ = keygen(tmp_path / "keys")
+    with open_ledger(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
+        with pytest.raises(JuratError) as info:
+            asyncio.run(run_campaign_async(
+                campaign, RunOptions(out_dir=tmp_path / "out", quiet=True), ledger=ledger,
+                key=load_private_key(priv), progress=Progress(), checked=checked))
+        # Exit 4 (a failure part-way), not 3 (which says nothing was written).
+        assert not isinstance(info.value, ConfigError)
+        assert "changed after they were checked" in str(info.value)
+        assert "items.jsonl:3: field `txt`" in str(info.value)
+
+
 def _run(campaign: Path, tmp: Path) -> tuple[int, str]:
     key, _ = keys(tmp)
     r = jurat("run", str(campaign), "--out", str(tmp / "out"), "--ledger",
@@ -251,3 +300,41 @@ def test_a_dataset_campaign_runs_one_receipt_per_row(tmp_path: Path) -> None:
     code, out = _run(campaign, tmp_path)
     assert code in (0, 1, 2), out
     assert len(entries(tmp_path / "l.db", "sample_recorded")) == samples == 14 * 3
+
+
+def test_sigkill_mid_run_loses_no_recorded_vote_and_resamples_nothing(tmp_path: Path) -> None:
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    _jsonl(camp / "items.jsonl",
+           [{"id": f"r{i}", "text": f"answer {i}", "truth": "accept"} for i in range(60)])
+    text = (HEAD.replace("samples = 3", "samples = 3\nlatency_ms = 40")
+            + '\n[[datasets]]\npath = "items.jsonl"\n')
+    (camp / "c.toml").write_text(text)
+    key, _ = keys(tmp_path)
+    db = tmp_path / "l.db"
+    cmd = [sys.executable, "-m", "jurat", "run", str(camp / "c.toml"), "--out",
+           str(tmp_path / "out"), "--ledger", f"sqlite:///{db}", "--key", str(key), "--quiet"]
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(entries(db, "receipt")) < 5:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    before = {(e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"]):
+              e.payload["vote"] for e in entries(db, "sample_recorded")}
+    assert 5 * 3 <= len(before) < 60 * 3, "the kill should land mid-run"
+    r = jurat("run", *cmd[4:], cwd=tmp_path)
+    assert r.returncode in (0, 1, 2), r.stdout + r.stderr
+    after = entries(db, "sample_recorded")
+    drawn = Counter((e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"])
+                    for e in after)
+    assert len(drawn) == 60 * 3 and set(drawn.values()) == {1}  # nothing sampled twice
+    for e in after:  # what was recorded before the kill is what the receipts rest on
+        k = (e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"])
+        if k in before:
+            assert e.payload["vote"] == before[k]
+    assert Counter(e.artifact_id for e in entries(db, "receipt")) == {
+        f"r{i}": 1 for i in range(60)}
+

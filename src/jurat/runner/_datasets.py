@@ -33,6 +33,7 @@ from jurat.canonical import StrictJSONError, loads_strict
 from jurat.errors import CampaignError, CampaignErrors
 from jurat.models import Artifact, ArtifactSpec, Campaign
 from jurat.models._datasets import csv_header_problems, csv_row_values, row_spec
+from jurat.models._load import campaign_line
 from jurat.models._problems import Problem, dotted
 from jurat.runner._intake import (
     _check_replay_files,
@@ -221,63 +222,91 @@ def _test_name_problem(campaign: Campaign, spec: ArtifactSpec) -> Problem | None
                    f"{python.module}.py")
 
 
-class _Ids:
-    """Every artifact id seen so far, with where it was first seen."""
+_SAME_CONTENT_FIX = (
+    "keep one of them, or make them differ: a job is bound to the artifact's content, not "
+    "its id (docs/receipt-format.md §6.10), so two ids with one content would share a job "
+    "and its one receipt"
+)
+
+
+class _Seen:
+    """Every artifact id and content digest seen so far, with where each was first seen."""
 
     def __init__(self) -> None:
-        self.first: dict[str, str] = {}
+        self.ids: dict[str, str] = {}
+        # Digests as bytes: half the memory of their hex, for 10^5 of them.
+        self.contents: dict[bytes, str] = {}
 
-    def repeat(self, artifact_id: str, where: str) -> Problem | None:
-        seen = self.first.setdefault(artifact_id, where)
+    def id_problem(self, artifact_id: str, where: str) -> Problem | None:
+        seen = self.ids.setdefault(artifact_id, where)
         if seen == where:
             return None
         return Problem(("id",), f"duplicate artifact id {artifact_id!r} (first at {seen})",
                        "give each artifact its own id, across [[artifacts]] and every dataset")
 
+    def content_problem(self, artifact: Artifact) -> Problem | None:
+        first = self.contents.setdefault(bytes.fromhex(artifact.sha256), artifact.id)
+        if first == artifact.id:
+            return None
+        return Problem((), f"artifact {artifact.id!r} has the same content as {first!r} "
+                       f"(at {self.ids[first]})", _SAME_CONTENT_FIX)
+
 
 def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) -> Inventory:
     """Intake every artifact of the campaign once, keeping none: the run's preflight.
 
-    Destinations and replay files first, then each ``[[artifacts]]`` entry (the first
-    refusal raises, as intake does), then every row of every dataset, collecting their
-    problems: the first ``_LISTED`` are named, each with its file, line and field, and
-    the rest counted. Raises CampaignError or CampaignErrors (exit 3) before anything is
+    Destinations and replay files first, then each ``[[artifacts]]`` entry (a file that
+    cannot be read raises, as intake does), then every row of every dataset, collecting
+    problems: the first ``_LISTED`` are named, each with its file, line and field, and the
+    rest counted. Ids are unique across the campaign, and so are contents (a job is bound
+    to the content). Raises CampaignError or CampaignErrors (exit 3) before anything is
     sent or written. ``cache`` is intake's test-file cache, to share with
     ``iter_artifacts``.
     """
     check_destinations(campaign.policy, campaign.source)
     _check_replay_files(campaign)
     cache = {} if cache is None else cache
-    ids = _Ids()
+    seen = _Seen()
     count, first = 0, None
-    for index, spec in enumerate(campaign.artifacts):
-        artifact = intake_artifact(campaign, index, cache=cache)
-        ids.repeat(spec.id, f"{campaign.source or 'the campaign'}, artifacts[{index}]")
-        count, first = count + 1, first or artifact
     problems: list[CampaignError] = []
     unlisted = 0
+
+    def found(problem: CampaignError) -> None:
+        nonlocal unlisted
+        if len(problems) < _LISTED:
+            problems.append(problem)
+        else:
+            unlisted += 1
+
+    for index, spec in enumerate(campaign.artifacts):
+        artifact = intake_artifact(campaign, index, cache=cache)
+        where = f"artifacts[{index}]"
+        seen.id_problem(spec.id, f"{campaign.source or 'the campaign'}, {where}")
+        same = seen.content_problem(artifact)
+        if same is not None:
+            found(CampaignError(same.message, file=campaign.source, field=where,
+                                line=campaign_line(campaign.source, where), fix=same.fix))
+        count, first = count + 1, first or artifact
     for index in range(len(campaign.datasets)):
         for row in _rows(campaign, index):
-            found: CampaignError | None = None
             if isinstance(row, CampaignError):
-                found = row
-            else:
-                problem = ids.repeat(row.spec.id, f"{row.file}:{row.line}") or (
-                    _test_name_problem(campaign, row.spec))
-                if problem is not None:
-                    found = _problem(row.file, row.line, problem)
-                else:
-                    try:
-                        artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
-                    except CampaignError as exc:
-                        found = _relocated(exc, row)
-                    else:
-                        count, first = count + 1, first or artifact
-            if found is not None:
-                if len(problems) < _LISTED:
-                    problems.append(found)
-                else:
-                    unlisted += 1
+                found(row)
+                continue
+            problem = seen.id_problem(row.spec.id, f"{row.file}:{row.line}") or (
+                _test_name_problem(campaign, row.spec))
+            if problem is not None:
+                found(_problem(row.file, row.line, problem))
+                continue
+            try:
+                artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
+            except CampaignError as exc:
+                found(_relocated(exc, row))
+                continue
+            same = seen.content_problem(artifact)
+            if same is not None:
+                found(_problem(row.file, row.line, same))
+                continue
+            count, first = count + 1, first or artifact
     if unlisted:
         problems.append(CampaignError(
             f"and {unlisted} more problems in the datasets", file=problems[-1].file,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +37,9 @@ from typing import Any
 from pydantic import JsonValue
 
 from jurat import __version__
-from jurat.errors import JuratError
+from jurat.errors import ConfigError, IntakeError, JuratError
 from jurat.fold import decide
-from jurat.judges import Engine, SampleTelemetry, plan_samples
+from jurat.judges import Engine, SampleTelemetry, plan_samples, usd
 from jurat.ledger import Entry, EntryKind, GroupCommit, Ledger, decode_receipt
 from jurat.models import (
     Artifact,
@@ -74,6 +74,7 @@ from jurat.runner._job import (
 
 __all__ = [
     "ARTIFACT_MEMORY",
+    "LEDGER_IN_FLIGHT",
     "RunOptions",
     "artifacts_in_flight",
     "preflight",
@@ -83,6 +84,11 @@ __all__ = [
 #: The most artifact content the jobs in flight may hold, counting each at the intake cap
 #: (``[intake] max_artifact_bytes``): 64 jobs at the default 4 MiB cap, 8 at the ceiling.
 ARTIFACT_MEMORY = 256 * 1024 * 1024
+#: The fewest jobs in flight (memory allowing). A job waits on the ledger several times
+#: (its record, its samples, its decision, its receipt), and the group commit writes what
+#: is waiting together: the more jobs wait, the fewer and larger the commits. Judges
+#: without latency (``sim``) would otherwise keep few jobs in flight and wait on commits.
+LEDGER_IN_FLIGHT = 32
 
 OnResult = Callable[[JobResult, int], None]
 """Called with each job's result and its artifact's place in the campaign, as it ends."""
@@ -95,7 +101,8 @@ def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLi
     ``max_concurrency`` c and n samples per artifact is kept busy by ceil(c / n) jobs
     (the ``[subject]``, one call per artifact, by c jobs). Twice the most any endpoint
     needs: while some jobs run their checks, fold, sign and write, the others keep the
-    endpoints busy. At most ``ARTIFACT_MEMORY`` of artifact content, at the intake cap.
+    endpoints busy; and at least ``LEDGER_IN_FLIGHT``. At most ``ARTIFACT_MEMORY`` of
+    artifact content, at the intake cap.
     """
     wanted = 1
     if first is not None:
@@ -106,7 +113,7 @@ def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLi
     if policy.subject is not None:
         wanted = max(wanted, policy.subject.max_concurrency)
     memory = max(1, ARTIFACT_MEMORY // limits.max_artifact_bytes)
-    return max(1, min(2 * wanted, memory))
+    return max(1, min(max(2 * wanted, LEDGER_IN_FLIGHT), memory))
 
 
 @dataclass
@@ -138,6 +145,7 @@ class _Runner:
         self.progress = progress
         self.telemetry = telemetry
         self.engine = engine
+        self.judges = {config.id: config for config in self.policy.judges}
 
     async def _append(self, kind: EntryKind, job: str, artifact: Artifact,
                       payload: dict[str, JsonValue]) -> Entry:
@@ -197,7 +205,9 @@ class _Runner:
             # Durable before the engine goes on, and so before the fold (seed 000).
             await self._append("sample_recorded", job, artifact,
                                {"vote": vote.model_dump(mode="json")})
-            self.progress.vote(vote, job_cost(self.policy, [vote], None).total.usd)
+            # The vote's own price, as job_cost prices it, without building a cost summary.
+            price = usd(self.judges.get(vote.judge), vote.input_tokens, vote.output_tokens)
+            self.progress.vote(vote, price)
 
         async def on_retry(judge: str, sample: int, kind: str) -> None:
             await self._append("transport_retry", job, artifact,
@@ -309,8 +319,9 @@ async def _stream(artifacts: Iterable[Artifact], limit: int,
     def finished(task: asyncio.Task[None]) -> None:
         running.discard(task)
         slots.release()
-        if not task.cancelled() and task.exception() is not None:
-            failed.append(task.exception())  # type: ignore[arg-type]
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            failed.append(error)
 
     try:
         for index, artifact in enumerate(artifacts):
@@ -329,6 +340,19 @@ async def _stream(artifacts: Iterable[Artifact], limit: int,
             await asyncio.wait(set(running))
     if failed:
         raise failed[0]
+
+
+def _still_as_checked(artifacts: Iterator[Artifact]) -> Iterator[Artifact]:
+    """The artifacts, read again as the run goes; a file that no longer passes intake (a
+    dataset edited during the run) stops the run as a failure part-way (exit 4), not as an
+    input error (exit 3, which says nothing was written)."""
+    try:
+        yield from artifacts
+    except (ConfigError, IntakeError) as exc:
+        raise JuratError(
+            f"{exc.diagnostics()}\nthe campaign's files changed after they were checked; what "
+            "completed is in the ledger, and running the same command again resumes from it"
+        ) from exc
 
 
 async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger: Ledger,
@@ -364,5 +388,5 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
         async def job(index: int, artifact: Artifact) -> None:
             deliver(await runner.run_one(artifact), index)
 
-        await _stream(iter_artifacts(campaign), limit, job)
+        await _stream(_still_as_checked(iter_artifacts(campaign)), limit, job)
     return [result for _, result in sorted(kept, key=lambda item: item[0])]
