@@ -147,6 +147,17 @@ def main() -> int:
             lines.append(f"| {names[backend]} | {n:,} | {15 * n:,} | {r['wall']:.1f} | "
                          f"{per:.2f} | {per / base:.2f}x | {r['cpu']:.1f} | "
                          f"{r['rss_mib']:.0f} | {'yes' if r['one_receipt_each'] else 'NO'} |")
+            if not args.no_write:  # row by row: a long run stopped part-way keeps its rows
+                write_section("run_scale", _text(load, lines))
+    text = _text(load, lines)
+    print()
+    print(text)
+    if not args.no_write:
+        print("results written to bench/README.md")
+    return 0
+
+
+def _text(load: tuple[float, float, float], lines: list[str]) -> str:
     machine = f"{platform.python_implementation()} {platform.python_version()}, " \
               f"{os.cpu_count()} cores"
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -156,12 +167,7 @@ def main() -> int:
             f"Load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (the machine "
             "is shared).\n\n"
             + "\n".join(lines) + "\n")
-    print()
-    print(text)
-    if not args.no_write:
-        write_section("run_scale", text)
-        print("results written to bench/README.md")
-    return 0
+    return text
 
 
 if __name__ == "__main__":
