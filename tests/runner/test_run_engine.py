@@ -99,7 +99,9 @@ def test_a_failed_run_still_closes_its_engine(
         raise LedgerError("refused (injected)")
 
     with open_ledger(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
-        # The ledger fails when the job asks for its receipt's review slot.
+        # The ledger fails when the job asks for its receipt's review slot (asked per job
+        # when the run has no campaign history to say there is nothing to supersede).
+        monkeypatch.setattr(ledger, "campaign_history", lambda _campaign: None)
         monkeypatch.setattr(ledger, "next_review", refuse)
         with pytest.raises(LedgerError, match="injected"):
             _run(tmp_path, ledger)

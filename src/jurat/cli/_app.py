@@ -77,6 +77,10 @@ def run(
         "--telemetry", help="Write one judge.sample event per sample to this NDJSON file.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, help="Processes that share the run (default: one per core, at "
+        "most 4, for campaigns of 256 artifacts or more; 1 with --telemetry). Each gets its "
+        "part of every judge's limits.")] = None,
 ) -> None:
     """Evaluate a campaign.
 
@@ -87,7 +91,7 @@ def run(
     from jurat.runner import RunOptions
 
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
-                         quiet=quiet)
+                         quiet=quiet, workers=workers)
     finish(lambda: run_command(campaign, options, log_key=log_key))
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -27,7 +27,7 @@ from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
-from jurat.ledger import Ledger, LogSigner, open_ledger
+from jurat.ledger import EntryProof, Ledger, LogSigner, open_ledger
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import (
     PrivateKey,
@@ -37,6 +37,7 @@ from jurat.receipts import (
 )
 from jurat.runner import Inventory, JobResult, RunOptions, preflight, run_campaign_async
 from jurat.runner import Progress as Counters
+from jurat.runner._shards import SWITCH_INTERVAL_S, Gathered, start_workers, workers_for
 from jurat.runner._summary import JudgeHealth, RunTally, wide_console
 
 __all__ = ["run_command"]
@@ -44,8 +45,6 @@ __all__ = ["run_command"]
 #: Receipts proven per read of the ledger after a run: the proofs, entries included, of
 #: one batch are held at once (a receipt entry is a few kilobytes).
 _PROOF_BATCH = 1000
-#: The interpreter's thread switch interval during a run (see ``_run``).
-_SWITCH_INTERVAL_S = 0.0005
 
 #: What each decision status means, for the line that ends the summary.
 _MEANING = {
@@ -178,25 +177,19 @@ def _print_calls(tally: RunTally, out: Console) -> None:
         out.print(format_cost_table(tally.reused_cost), markup=False, highlight=False)
 
 
-@dataclass
-class _Done:
-    """What a run leaves for the summary and the proofs, gathered as its jobs end."""
-
-    tally: RunTally
-    receipts: list[tuple[int, str]] = field(default_factory=list)
-    """Each receipt's ledger entry and the file it was written to."""
-
-
 def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: Ledger,
          key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console
-         ) -> _Done:
+         ) -> Gathered:
     """The run under a progress bar: artifacts done, samples, errors and spend so far.
 
     Each job's result is counted into the summary as it ends and then dropped, so the run
-    keeps its summary and one (entry, file) pair per receipt, never the jobs' votes.
+    keeps its summary and one (entry, file) pair per receipt, never the jobs' votes. A
+    large campaign runs in several processes (runner/_shards.py), started before the bar.
     """
-    done = _Done(RunTally(campaign.policy))
-    with Progress(
+    workers = workers_for(options, campaign, inventory.count)
+    # Forked before the bar's refresh thread starts: a fork copies only the calling thread.
+    children = start_workers(campaign, inventory, options, key, workers) if workers > 1 else None
+    with children or nullcontext(), Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("samples {task.fields[samples]}  errors {task.fields[errors]}"),
         TextColumn("spend ${task.fields[spend]:.4f}"), TimeElapsedColumn(),
@@ -210,13 +203,23 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
             bar.update(task, samples=counters.samples, errors=counters.errors,
                        spend=counters.spend_usd)
 
+        if children is not None:
+            def progressed(done: int, samples: int, errors: int, spend: float) -> None:
+                counters.samples += samples
+                counters.errors += errors
+                counters.spend_usd += spend
+                if not options.quiet:
+                    bar.update(task, advance=done)
+                    refresh()
+
+            return children.gather(progressed)
+
+        gathered = Gathered(RunTally(campaign.policy))
         if not options.quiet:
             counters.on_change = refresh
 
         def ended(result: JobResult, index: int) -> None:
-            done.tally.add(result, index)
-            if result.receipt_seq is not None:
-                done.receipts.append((result.receipt_seq, result.receipt_path))
+            gathered.add(result, index)
             if not options.quiet:
                 bar.advance(task)
 
@@ -227,16 +230,12 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                     telemetry=telemetry, engine=engine, checked=inventory, on_result=ended)
 
         interval = sys.getswitchinterval()
-        # The ledger's commit thread gives up the GIL at every SQLite call and must win it
-        # back from the event loop; at Python's default 5 ms switch interval it waits up to
-        # 5 ms each time while the jobs wait on its commits. 0.5 ms took a sim run of
-        # 10,000 samples from 24 s to 16 s (bench/README.md, "Whole runs").
-        sys.setswitchinterval(_SWITCH_INTERVAL_S)
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         try:
             asyncio.run(main())
         finally:
             sys.setswitchinterval(interval)
-    return done
+    return gathered
 
 
 def _checkpoint_and_proofs(ledger: Ledger, receipts: list[tuple[int, str]], out_dir: Path,
@@ -244,9 +243,16 @@ def _checkpoint_and_proofs(ledger: Ledger, receipts: list[tuple[int, str]], out_
     """Sign one checkpoint, then write each receipt's inclusion proof in it beside the
     receipt: ``prove_entries`` reads the stored tree once per batch of receipts."""
     note = ledger.checkpoint(signer)
-    for start in range(0, len(receipts), _PROOF_BATCH):
-        batch = receipts[start:start + _PROOF_BATCH]
-        proofs = ledger.prove_entries([seq for seq, _ in batch], note)
-        for (_, receipt), proof in zip(batch, proofs, strict=True):
-            proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
+
+    def write(receipt: str, proof: EntryProof) -> None:
+        proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
+
+    # Creating files is the kernel's work (up to a millisecond each here), done on
+    # threads while the next batch is proven.
+    with ThreadPoolExecutor(4, thread_name_prefix="jurat-proof-files") as files:
+        for start in range(0, len(receipts), _PROOF_BATCH):
+            batch = receipts[start:start + _PROOF_BATCH]
+            proofs = ledger.prove_entries([seq for seq, _ in batch], note)
+            # list(): the first failed write raises here.
+            list(files.map(write, [receipt for _, receipt in batch], proofs))
     return str(ledger.checkpoint_path)

@@ -23,7 +23,7 @@ from jurat.judges._cost import (
     summarise,
     usd,
 )
-from jurat.judges._engine import Engine, complete_text, run_samples
+from jurat.judges._engine import Engine, complete_text, limit_share, run_samples
 from jurat.judges._factory import make_judge
 from jurat.judges._order import OrderedAnswer, OrderReversal, order_reversal, presentation_order
 from jurat.judges._plan import PlannedSample, judge_bundle, judge_pins, plan_samples
@@ -116,6 +116,7 @@ __all__ = [
     "render_criterion",
     "render_decision",
     "render_equivalence",
+    "limit_share",
     "run_samples",
     "sim_label",
     "sim_truth",

@@ -60,7 +60,7 @@ from jurat.models import (
     Vote,
 )
 
-__all__ = ["Engine", "complete_text", "run_samples"]
+__all__ = ["Engine", "complete_text", "limit_share", "run_samples"]
 
 OnVote = Callable[[Vote], Awaitable[None] | None]
 OnRetry = Callable[[str, int, str], Awaitable[None] | None]
@@ -111,6 +111,13 @@ class _Attempts:
         self.error: JuratError | None = None
 
 
+def limit_share(limit: int, shard: int, shards: int) -> int:
+    """Process ``shard``'s part of ``limit`` when ``shards`` processes share it: the parts
+    differ by at most one and add up to ``limit`` (each at least 1: callers run no more
+    processes than the smallest limit)."""
+    return max(1, limit // shards + (1 if shard < limit % shards else 0))
+
+
 class Engine:
     """Dispatch state shared by every job of one run: adapters, limits, concurrency.
 
@@ -136,7 +143,16 @@ class Engine:
         factory: Callable[[JudgeConfig], Judge] = make_judge,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         recorder: ReplayRecorder | None = None,
+        share: tuple[int, int] = (0, 1),
     ) -> None:
+        shard, shards = share
+        if not 0 <= shard < shards:
+            raise ValueError(f"share {share}: want (k, n) with 0 <= k < n")
+        self.share = share
+        """This engine's part of every limit: process k of n running one campaign
+        (``jurat run --workers n``) keeps ``limit_share(limit, k, n)`` of each, so the n
+        processes together stay within what the campaign declares."""
+        max_concurrency = limit_share(max_concurrency, shard, shards)
         self.max_concurrency = max_concurrency
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
@@ -160,7 +176,13 @@ class Engine:
         key = (config.destination, config.max_concurrency, config.rpm, config.tpm)
         limiter = self._limiters.get(key)
         if limiter is None:
-            limiter = EndpointLimiter(config.max_concurrency, rpm=config.rpm, tpm=config.tpm)
+            shard, shards = self.share
+            rpm, tpm = config.rpm, config.tpm
+            limiter = EndpointLimiter(
+                limit_share(config.max_concurrency, shard, shards),
+                rpm=None if rpm is None else limit_share(rpm, shard, shards),
+                tpm=None if tpm is None else limit_share(tpm, shard, shards),
+            )
             self._limiters[key] = limiter
         return limiter
 

@@ -65,6 +65,7 @@ from jurat.ledger._logkey import (
 from jurat.ledger._merkle import leaf_hash, verify_consistency, verify_inclusion
 from jurat.ledger._models import (
     ENTRY_KINDS,
+    CampaignHistory,
     Checkpoint,
     ConsistencyProof,
     Entry,
@@ -93,6 +94,7 @@ __all__ = [
     "Ledger",
     "LedgerReport",
     "LogSigner",
+    "CampaignHistory",
     "ReviewSlot",
     "TILE_WIDTH",
     "Tile",

@@ -25,8 +25,8 @@ from jurat.ledger._backend import ZERO_HASH
 from jurat.ledger._entry import entry_bytes, entry_from_row, load_payload
 from jurat.ledger._jobs import ReceiptFields, check_receipt_payload
 from jurat.ledger._merkle import leaf_hash
-from jurat.ledger._models import ENTRY_KINDS, Entry
-from jurat.ledger._queries import now, receipt_row, review_slot
+from jurat.ledger._models import ENTRY_KINDS, Entry, ReviewSlot
+from jurat.ledger._queries import now, slot_after
 from jurat.ledger._treestore import TreeState, insert_nodes, sync_tree
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["AppendRequest", "append_batch", "prepare"]
 
 _MAX_ID = 256
+#: Ids per ``IN (…)`` list: far below SQLite's and PostgreSQL's parameter limits.
+_IN_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,9 @@ def prepare(
 
 
 class _Batch:
-    """The chain tail and Merkle frontier while a batch is being placed."""
+    """The chain tail, the Merkle frontier and the receipts in play while a batch is placed."""
 
-    def __init__(self, conn: Connection, tables: Tables) -> None:
+    def __init__(self, conn: Connection, tables: Tables, requests: list[AppendRequest]) -> None:
         self.conn, self.tables = conn, tables
         e = tables.entries
         tail = conn.execute(
@@ -99,6 +101,7 @@ class _Batch:
             self.tree = sync_tree(conn, tables, self.seq, str(tail.leaf_hash))
         self.rows: list[dict[str, Any]] = []
         self.nodes: list[tuple[int, int, bytes]] = []
+        self.job_receipts, self.slots = _receipts_in_play(conn, tables, requests)
 
     def apply(self, request: AppendRequest) -> Entry:
         """Place one request (and its supersession entry, for a new review version)."""
@@ -106,16 +109,13 @@ class _Batch:
         if receipt is None:
             return self._place(request.kind, request.job_id, request.data, request)
         assert request.campaign_id is not None and request.artifact_id is not None
-        # The checks below read entries: earlier requests of this batch must be visible.
-        self.flush()
-        entries = self.tables.entries
-        existing = receipt_row(self.conn, entries, job_id=request.job_id)
-        if existing is not None:
-            stored = entry_from_row(existing._mapping)
+        stored = self.job_receipts.get(request.job_id)
+        if stored is not None:
             if stored.payload.get("receipt_sha256") == receipt.receipt_sha256:
                 return stored
             raise LedgerError(f"job {request.job_id} already has a different receipt")
-        slot = review_slot(self.conn, entries, request.campaign_id, request.artifact_id)
+        subject = (request.campaign_id, request.artifact_id)
+        slot = self.slots.get(subject) or ReviewSlot(version=1)
         if (receipt.review_version, receipt.supersedes) != (slot.version, slot.supersedes):
             raise LedgerError(
                 f"receipt for {request.campaign_id}/{request.artifact_id} claims review "
@@ -129,7 +129,15 @@ class _Batch:
                 "superseded_receipt_sha256": slot.supersedes,
             }
             self._place("supersession", request.job_id, canonical_json(supersession), request)
-        return self._place(request.kind, request.job_id, request.data, request)
+        entry = self._place(request.kind, request.job_id, request.data, request)
+        # Later requests of this batch see this receipt as the database will.
+        self.job_receipts[request.job_id] = entry
+        self.slots[subject] = ReviewSlot(
+            version=receipt.review_version + 1,
+            supersedes=receipt.receipt_sha256,
+            previous_seq=entry.seq,
+        )
+        return entry
 
     def _place(self, kind: str, job_id: str, data: bytes, request: AppendRequest) -> Entry:
         fields: dict[str, Any] = {
@@ -151,17 +159,59 @@ class _Batch:
         self.seq, self.prev = self.seq + 1, fields["entry_hash"]
         return Entry(payload=load_payload(data, seq=fields["seq"]), **fields)
 
-    def flush(self) -> None:
-        """Insert the entries placed so far (one statement for all of them)."""
+    def finish(self) -> None:
+        """Insert the batch: its entries (one statement), then the tree nodes they complete."""
         if self.rows:
             self.conn.execute(self.tables.entries.insert(), self.rows)
             self.rows = []
-
-    def finish(self) -> None:
-        """Insert what is left: entries, then the tree nodes they complete."""
-        self.flush()
         insert_nodes(self.conn, self.tables.tree, self.tree.epoch, self.nodes)
         self.nodes = []
+
+
+def _receipts_in_play(
+    conn: Connection, tables: Tables, requests: list[AppendRequest]
+) -> tuple[dict[str, Entry], dict[tuple[str, str], ReviewSlot]]:
+    """The stored receipts the batch's receipts must agree with, in one read per kind.
+
+    Returns each job's receipt (a job has at most one) and each (campaign, artifact)'s
+    next review slot, for the jobs and subjects the batch's receipts name. Read once per
+    batch, not per receipt: a batch of hundreds of receipts costs two queries.
+    """
+    receipts = [r for r in requests if r.receipt is not None]
+    if not receipts:
+        return {}, {}
+    e = tables.entries
+    jobs = sorted({r.job_id for r in receipts})
+    by_job: dict[str, Entry] = {}
+    for start in range(0, len(jobs), _IN_CHUNK):
+        rows = conn.execute(
+            select(e)
+            .where(e.c.kind == "receipt", e.c.job_id.in_(jobs[start : start + _IN_CHUNK]))
+            .order_by(e.c.seq)
+        ).all()
+        for row in rows:
+            by_job[str(row.job_id)] = entry_from_row(row._mapping)
+    slots: dict[tuple[str, str], ReviewSlot] = {}
+    campaigns: dict[str, set[str]] = {}
+    for r in receipts:
+        assert r.campaign_id is not None and r.artifact_id is not None
+        campaigns.setdefault(r.campaign_id, set()).add(r.artifact_id)
+    for campaign, artifacts in campaigns.items():
+        ids = sorted(artifacts)
+        for start in range(0, len(ids), _IN_CHUNK):
+            rows = conn.execute(
+                select(e)
+                .where(
+                    e.c.kind == "receipt",
+                    e.c.campaign_id == campaign,
+                    e.c.artifact_id.in_(ids[start : start + _IN_CHUNK]),
+                )
+                .order_by(e.c.seq)
+            ).all()
+            # In seq order: the newest receipt of each subject is the last one seen.
+            for row in rows:
+                slots[(campaign, str(row.artifact_id))] = slot_after(entry_from_row(row._mapping))
+    return by_job, slots
 
 
 def append_batch(
@@ -171,7 +221,7 @@ def append_batch(
 
     Returns each request's entry, or the LedgerError that refused it alone.
     """
-    batch = _Batch(conn, tables)
+    batch = _Batch(conn, tables, requests)
     results: list[Entry | LedgerError] = []
     for request in requests:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
@@ -73,6 +74,16 @@ class ReviewSlot(Frozen):
     """sha256 of the previous receipt's bytes, or None for version 1."""
     previous_seq: int | None = None
     """Journal position of the receipt being superseded, if any."""
+
+
+@dataclass(frozen=True)
+class CampaignHistory:
+    """What a campaign already has in the ledger (``Ledger.campaign_history``)."""
+
+    jobs: frozenset[str]
+    """Job ids with at least one entry."""
+    receipted: frozenset[str]
+    """Artifact ids with at least one receipt."""
 
 
 class InclusionProof(Frozen):

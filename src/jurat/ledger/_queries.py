@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import Connection, Row, Table, select
 
 from jurat.ledger._entry import entry_from_row
-from jurat.ledger._models import ReviewSlot
+from jurat.ledger._models import Entry, ReviewSlot
 
-__all__ = ["current_size", "now", "receipt_row", "review_slot"]
+__all__ = ["current_size", "now", "receipt_row", "review_slot", "slot_after"]
 
 
 def now() -> str:
@@ -47,11 +47,13 @@ def receipt_row(
 def review_slot(conn: Connection, entries: Table, campaign_id: str, artifact_id: str) -> ReviewSlot:
     """The review version the next receipt for (campaign, artifact) must carry."""
     row = receipt_row(conn, entries, subject=(campaign_id, artifact_id))
-    if row is None:
-        return ReviewSlot(version=1)
-    entry = entry_from_row(row._mapping)
+    return ReviewSlot(version=1) if row is None else slot_after(entry_from_row(row._mapping))
+
+
+def slot_after(receipt: Entry) -> ReviewSlot:
+    """The review slot that follows a stored receipt entry."""
     return ReviewSlot(
-        version=int(entry.payload["review_version"]) + 1,
-        supersedes=str(entry.payload["receipt_sha256"]),
-        previous_seq=entry.seq,
+        version=int(receipt.payload["review_version"]) + 1,
+        supersedes=str(receipt.payload["receipt_sha256"]),
+        previous_seq=receipt.seq,
     )

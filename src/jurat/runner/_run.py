@@ -30,6 +30,7 @@ import asyncio
 import math
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,16 @@ from pydantic import JsonValue
 from jurat import __version__
 from jurat.errors import ConfigError, IntakeError, JuratError
 from jurat.fold import decide
-from jurat.judges import Engine, SampleTelemetry, plan_samples, usd
-from jurat.ledger import Entry, EntryKind, GroupCommit, Ledger, decode_receipt
+from jurat.judges import Engine, SampleTelemetry, limit_share, plan_samples, usd
+from jurat.ledger import (
+    CampaignHistory,
+    Entry,
+    EntryKind,
+    GroupCommit,
+    Ledger,
+    ReviewSlot,
+    decode_receipt,
+)
 from jurat.models import (
     Artifact,
     Campaign,
@@ -94,7 +103,8 @@ OnResult = Callable[[JobResult, int], None]
 """Called with each job's result and its artifact's place in the campaign, as it ends."""
 
 
-def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLimits) -> int:
+def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLimits,
+                        shards: int = 1) -> int:
     """How many jobs run at once: enough to keep every endpoint's pipe full, within memory.
 
     A job asks each judge for its planned samples at once, so a judge with
@@ -102,17 +112,19 @@ def artifacts_in_flight(policy: Policy, first: Artifact | None, limits: IntakeLi
     (the ``[subject]``, one call per artifact, by c jobs). Twice the most any endpoint
     needs: while some jobs run their checks, fold, sign and write, the others keep the
     endpoints busy; and at least ``LEDGER_IN_FLIGHT``. At most ``ARTIFACT_MEMORY`` of
-    artifact content, at the intake cap.
+    artifact content, at the intake cap. With ``shards`` processes sharing the run, each
+    has its part of every limit (``limit_share``) and of the memory.
     """
     wanted = 1
     if first is not None:
         per_judge = Counter(planned.judge.id for planned in plan_samples(policy, first))
         for config in policy.judges:
             if per_judge[config.id]:
-                wanted = max(wanted, math.ceil(config.max_concurrency / per_judge[config.id]))
+                part = limit_share(config.max_concurrency, 0, shards)
+                wanted = max(wanted, math.ceil(part / per_judge[config.id]))
     if policy.subject is not None:
-        wanted = max(wanted, policy.subject.max_concurrency)
-    memory = max(1, ARTIFACT_MEMORY // limits.max_artifact_bytes)
+        wanted = max(wanted, limit_share(policy.subject.max_concurrency, 0, shards))
+    memory = max(1, ARTIFACT_MEMORY // shards // limits.max_artifact_bytes)
     return max(1, min(max(2 * wanted, LEDGER_IN_FLIGHT), memory))
 
 
@@ -126,6 +138,8 @@ class RunOptions:
     telemetry_path: Path | None = None
     attempt: int = 1
     quiet: bool = False
+    workers: int | None = None
+    """Processes sharing the run (runner/_shards.py); None: chosen by its size."""
 
 
 class _Runner:
@@ -133,7 +147,8 @@ class _Runner:
 
     def __init__(self, campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                  log: GroupCommit, key: PrivateKey, progress: Progress,
-                 telemetry: SampleTelemetry | None, engine: Engine) -> None:
+                 telemetry: SampleTelemetry | None, engine: Engine,
+                 history: CampaignHistory | None = None) -> None:
         self.campaign = campaign
         self.policy = campaign.policy
         self.policy_sha256 = policy_digest(self.policy)
@@ -146,6 +161,12 @@ class _Runner:
         self.telemetry = telemetry
         self.engine = engine
         self.judges = {config.id: config for config in self.policy.judges}
+        self.history = history
+        """The campaign's jobs and receipts in the ledger when the run started; None: read
+        each job's own (a job in neither set has nothing to resume or supersede)."""
+        # Receipt files are written on their own thread: creating a file costs the kernel
+        # up to a millisecond here, which the event loop would otherwise wait out.
+        self.files = ThreadPoolExecutor(1, thread_name_prefix="jurat-receipt-files")
 
     async def _append(self, kind: EntryKind, job: str, artifact: Artifact,
                       payload: dict[str, JsonValue]) -> Entry:
@@ -155,11 +176,17 @@ class _Runner:
     def _out_path(self, artifact: Artifact) -> Path:
         return receipt_path_for(self.options.out_dir, artifact.id)
 
-    async def run_one(self, artifact: Artifact) -> JobResult:
-        job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
+    async def run_one(self, artifact: Artifact, *, job: str | None = None,
+                      upstream: tuple[dict[str, JsonValue], ...] = ()) -> JobResult:
+        """One artifact's job. ``job`` and ``upstream`` are for callers with their own job
+        identities (the service, service/_service.py): the ledger job id to record under
+        (default: ``job_identity``) and the verified ``inputs.upstream_receipts``."""
+        if job is None:
+            job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
         # One read for all the job left in the ledger: its receipt, its recorded input and
         # the samples a resume must not draw again.
-        history = list(self.ledger.entries(job_id=job))
+        known = self.history is None or job in self.history.jobs
+        history = list(self.ledger.entries(job_id=job)) if known else []
         receipt = next((e for e in reversed(history) if e.kind == "receipt"), None)
         if receipt is not None:
             return self._reuse(artifact, receipt)
@@ -186,7 +213,7 @@ class _Runner:
             await self._append("job_received", job, artifact, payload)
         try:
             return await self._evaluate(job, artifact, execution, recorded,
-                                        executed_now=executed_now)
+                                        executed_now=executed_now, upstream=upstream)
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
@@ -218,7 +245,8 @@ class _Runner:
             on_retry=on_retry, telemetry=self.telemetry)
 
     async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
-                        recorded: list[Vote], *, executed_now: bool) -> JobResult:
+                        recorded: list[Vote], *, executed_now: bool,
+                        upstream: tuple[dict[str, JsonValue], ...] = ()) -> JobResult:
         checked = await deterministic_checks(self.policy, artifact)
         gates, evidence = checked.gates, checked.evidence
         if execution is not None:
@@ -241,9 +269,10 @@ class _Runner:
             await self._append("unresolved_disagreement", job, artifact,
                                {"reasons": list(decision.reasons)})
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
-        slot = self.ledger.next_review(self.campaign.id, artifact.id)
+        slot = self._review_slot(artifact)
         inputs: dict[str, JsonValue] = {
-            "task": artifact.task, "contributor": artifact.contributor, "upstream_receipts": [],
+            "task": artifact.task, "contributor": artifact.contributor,
+            "upstream_receipts": list(upstream),
             "evidence_bundle": bundle.digest, "job_id": job,
         }
         if skipped is not None:
@@ -259,7 +288,7 @@ class _Runner:
         entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
                                               artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
-        path.write_bytes(signed)
+        await asyncio.get_running_loop().run_in_executor(self.files, path.write_bytes, signed)
         fresh = {(v.judge, v.criterion, v.sample) for v in drawn}
         earlier = [v for v in votes if (v.judge, v.criterion, v.sample) not in fresh]
         return JobResult(
@@ -270,6 +299,12 @@ class _Runner:
             judges_skipped=skipped, reference_detail=checked.reference_detail,
             receipt_seq=entry.seq,
         )
+
+    def _review_slot(self, artifact: Artifact) -> ReviewSlot:
+        if self.history is not None and artifact.id not in self.history.receipted:
+            # Nothing to supersede when the run started; the append checks it again.
+            return ReviewSlot(version=1)
+        return self.ledger.next_review(self.campaign.id, artifact.id)
 
     def _reuse(self, artifact: Artifact, receipt: Entry) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
@@ -302,9 +337,9 @@ def preflight(campaign: Campaign, engine: Engine) -> Inventory:
     return inventory
 
 
-async def _stream(artifacts: Iterable[Artifact], limit: int,
+async def _stream(artifacts: Iterable[tuple[int, Artifact]], limit: int,
                   job: Callable[[int, Artifact], Coroutine[Any, Any, None]]) -> None:
-    """``job(index, artifact)`` for each artifact, at most ``limit`` at once.
+    """``job(index, artifact)`` for each (index, artifact), at most ``limit`` at once.
 
     The next artifact is read only when a job slot is free, so no more than ``limit``
     artifacts are held. The first job that fails stops the stream: no new job starts, the
@@ -324,7 +359,7 @@ async def _stream(artifacts: Iterable[Artifact], limit: int,
             failed.append(error)
 
     try:
-        for index, artifact in enumerate(artifacts):
+        for index, artifact in artifacts:
             await slots.acquire()
             if failed:
                 break
@@ -369,7 +404,9 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
 
     ``engine`` is the caller's, which the caller closes (the command line passes the one
     it preflighted); without it, the run opens one and closes it before returning,
-    whatever happens.
+    whatever happens. An engine with a ``share`` (k, n) runs only the artifacts whose
+    place in the campaign is k modulo n: one of n processes sharing the run
+    (runner/_shards.py).
     """
     if engine is None:
         async with Engine() as own:
@@ -380,13 +417,21 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     options.out_dir.mkdir(parents=True, exist_ok=True)
     kept: list[tuple[int, JobResult]] = []
     deliver: OnResult = on_result or (lambda result, index: kept.append((index, result)))
-    limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake)
+    shard, shards = engine.share
+    limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake, shards)
+    history = ledger.campaign_history(campaign.id)
     async with ledger.group_commit() as log:
         runner = _Runner(campaign, options, ledger=ledger, log=log, key=key,
-                         progress=progress, telemetry=telemetry, engine=engine)
+                         progress=progress, telemetry=telemetry, engine=engine,
+                         history=history)
 
         async def job(index: int, artifact: Artifact) -> None:
             deliver(await runner.run_one(artifact), index)
 
-        await _stream(_still_as_checked(iter_artifacts(campaign)), limit, job)
+        try:
+            mine = ((i, a) for i, a in enumerate(_still_as_checked(iter_artifacts(campaign)))
+                    if i % shards == shard)
+            await _stream(mine, limit, job)
+        finally:
+            runner.files.shutdown(wait=True)
     return [result for _, result in sorted(kept, key=lambda item: item[0])]

@@ -335,6 +335,34 @@ class RunTally:
         self.drawn_cost = combine((self.drawn_cost, result.drawn_cost))
         self.reused_cost = combine((self.reused_cost, result.reused_cost))
 
+    def merge(self, other: RunTally) -> None:
+        """Add the tally of another part of the same run (a worker process's artifacts)."""
+        self.artifacts += other.artifacts
+        if other._first_index is not None and (
+                self._first_index is None or other._first_index < self._first_index):
+            self._first_index, self.first_receipt = other._first_index, other.first_receipt
+        # Each part kept its first rows; keep the campaign's first of them all.
+        self._explained = sorted(self._explained + other._explained,
+                                 key=lambda item: item[0])[:self.limit]
+        self._plain = sorted(self._plain + other._plain, key=lambda item: item[0])[:self.limit]
+        self._outcomes.update(other._outcomes)
+        for word, decision in other._decisions.items():
+            self._decisions.setdefault(word, decision)
+        for who, counts in other._contributors.items():
+            self._contributors.setdefault(who, Counter()).update(counts)
+            first = other._contributor_first[who]
+            self._contributor_first[who] = min(first, self._contributor_first.get(who, first))
+        for judge, theirs in other._health.items():
+            mine = self._health.setdefault(judge, _Health())
+            mine.samples += theirs.samples
+            mine.drawn += theirs.drawn
+            mine.valid += theirs.valid
+            mine.errors.update(theirs.errors)
+        self.drawn_calls += other.drawn_calls
+        self.reused_calls += other.reused_calls
+        self.drawn_cost = combine((self.drawn_cost, other.drawn_cost))
+        self.reused_cost = combine((self.reused_cost, other.reused_cost))
+
     @property
     def rows(self) -> list[ArtifactRow]:
         """The rows kept, in the campaign's order: those with reasons, then plain ones up to

@@ -1,0 +1,255 @@
+"""One run in several worker processes (``jurat run --workers N``).
+
+A single interpreter spends about 2 ms of CPU per judge call on a whole run (the SDK's
+request path, answer validation, the ledger's commits, statements and signatures;
+bench/README.md, "Whole runs"), so one process cannot keep a fast endpoint busy: at
+64 connections and 50 ms it would need under 0.8 ms per call. Worker k of n runs the
+artifacts whose place in the campaign is k modulo n, with its part of every judge's
+limits (``limit_share``), so the n processes together never exceed what the campaign
+declares, and the endpoint sees the same concurrency as from one process.
+
+What stays true with several processes:
+
+- every worker writes to the same ledger, each through its own group commit; the
+  database's write lock (SQLite ``BEGIN IMMEDIATE``, PostgreSQL ``LOCK TABLE``) orders
+  them, so the chain and the tree stay one and gap-free, and a vote is durable before
+  its fold exactly as in one process;
+- an artifact is in exactly one worker's part, so it has one job and one receipt;
+- the parent keeps what the single-process run keeps: the summary (each worker's
+  ``RunTally``, merged) and one (entry, file) pair per receipt, then signs the one
+  checkpoint and writes the proofs;
+- a worker that fails or dies stops the others: what completed is durable, and the
+  same command resumes it (exit 4); an interrupt stops every worker (exit 130).
+
+Workers are forked after the preflight, so they inherit the checked campaign, the key
+and the inventory without re-reading them; each opens its own ledger connection and
+judge engine (a connection or an event loop is never shared across a fork).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+
+from jurat.errors import ConfigError, JuratError
+from jurat.judges import Engine
+from jurat.ledger import open_ledger
+from jurat.models import Campaign
+from jurat.receipts import PrivateKey
+from jurat.runner._datasets import Inventory
+from jurat.runner._job import JobResult
+from jurat.runner._job import Progress as Counters
+from jurat.runner._run import RunOptions, run_campaign_async
+from jurat.runner._summary import RunTally
+
+__all__ = [
+    "MIN_ARTIFACTS_PER_WORKER",
+    "SWITCH_INTERVAL_S",
+    "Gathered",
+    "default_workers",
+    "Workers",
+    "start_workers",
+    "usable_workers",
+    "workers_for",
+]
+
+#: The interpreter's thread switch interval during a run. The ledger's commit thread gives
+#: up the GIL at every SQLite call and must win it back from the event loop; at Python's
+#: default 5 ms it waits up to 5 ms each time while the jobs wait on its commits. 0.5 ms
+#: took a sim run of 10,000 samples from 24 s to 16 s (bench/README.md, "Whole runs").
+SWITCH_INTERVAL_S = 0.0005
+
+#: Artifacts per worker below which ``--workers``' default starts no more processes: a
+#: small campaign finishes before another process would have imported anything.
+MIN_ARTIFACTS_PER_WORKER = 128
+
+#: Progress: (artifacts done, samples, errors, spend) added since the last message.
+OnProgress = Callable[[int, int, int, float], None]
+
+
+@dataclass
+class Gathered:
+    """What a run keeps as its jobs end: the summary and each receipt's (entry, file)."""
+
+    tally: RunTally
+    receipts: list[tuple[int, str]] = field(default_factory=list)
+    """Each receipt's ledger entry and the file it was written to."""
+
+    def add(self, result: JobResult, index: int) -> None:
+        """Count one job's result (its artifact's ``index`` in the campaign) and drop it."""
+        self.tally.add(result, index)
+        if result.receipt_seq is not None:
+            self.receipts.append((result.receipt_seq, result.receipt_path))
+
+    def merge(self, other: Gathered) -> None:
+        """Add what another worker gathered."""
+        self.tally.merge(other.tally)
+        self.receipts.extend(other.receipts)
+
+
+def workers_for(options: RunOptions, campaign: Campaign, artifacts: int) -> int:
+    """The worker processes a run uses: ``--workers``, else one per core (at most 4) for a
+    campaign of ``MIN_ARTIFACTS_PER_WORKER`` artifacts per worker, and one when threads
+    are running or with telemetry (its file has one writer). Raises ConfigError for
+    ``--workers`` above 1 with ``--telemetry``."""
+    if options.telemetry_path is not None:
+        if options.workers is not None and options.workers > 1:
+            raise ConfigError(f"--workers {options.workers} with --telemetry: the telemetry "
+                              "file is written by one process (fix: drop --workers, or "
+                              "--telemetry)")
+        return 1
+    requested = options.workers
+    if requested is None:
+        if threading.active_count() > 1:
+            # Embedded in a process that runs threads (a test's server, an application):
+            # a fork copies only this thread, and the others may hold locks it needs.
+            return 1
+        requested = min(default_workers(), artifacts // MIN_ARTIFACTS_PER_WORKER)
+    return usable_workers(requested, campaign, artifacts)
+
+
+def usable_workers(requested: int, campaign: Campaign, artifacts: int) -> int:
+    """How many worker processes a run uses: at most ``requested``, one per artifact, and
+    no more than the smallest concurrency limit (each worker needs one call slot); one
+    where processes cannot be forked."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    policy = campaign.policy
+    limits = [config.max_concurrency for config in policy.judges]
+    if policy.subject is not None:
+        limits.append(policy.subject.max_concurrency)
+    return max(1, min(requested, artifacts, *limits))
+
+
+def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
+            inventory: Inventory, options: RunOptions, key: PrivateKey) -> None:
+    """Run worker ``shard``'s part and send its progress, then what it gathered."""
+    gathered = Gathered(RunTally(campaign.policy))
+    counters = Counters()
+    sent = [0, 0, 0.0]
+
+    def ended(result: JobResult, index: int) -> None:
+        gathered.add(result, index)
+        # Deltas: the parent adds every worker's into one bar.
+        conn.send(("progress", 1, counters.samples - sent[0], counters.errors - sent[1],
+                   counters.spend_usd - sent[2]))
+        sent[:] = [counters.samples, counters.errors, counters.spend_usd]
+
+    async def main() -> None:
+        async with Engine(share=(shard, shards)) as engine:
+            engine.preflight(campaign.policy, [inventory.first] if inventory.first else [])
+            with open_ledger(options.ledger_url) as ledger:
+                await run_campaign_async(
+                    campaign, options, ledger=ledger, key=key, progress=counters,
+                    engine=engine, checked=inventory, on_result=ended)
+
+    try:
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        asyncio.run(main())
+        conn.send(("done", gathered))
+    except KeyboardInterrupt:
+        conn.send(("interrupted",))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        text = exc.diagnostics() if isinstance(exc, JuratError) else f"{type(exc).__name__}: {exc}"
+        conn.send(("failed", text))
+    finally:
+        conn.close()
+
+
+def start_workers(campaign: Campaign, inventory: Inventory, options: RunOptions,
+                  key: PrivateKey, workers: int) -> Workers:
+    """Fork ``workers`` processes that run the campaign, worker k the artifacts at places
+    k modulo ``workers``; ``Workers.gather`` waits for them.
+
+    Call it before starting any thread (a progress bar's included): a fork copies only
+    the calling thread.
+    """
+    context = multiprocessing.get_context("fork")
+    children: dict[Connection, BaseProcess] = {}
+    for shard in range(workers):
+        theirs, ours = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker, name=f"jurat worker {shard + 1} of {workers}", daemon=True,
+            args=(ours, shard, workers, campaign, inventory, options, key))
+        process.start()
+        ours.close()
+        children[theirs] = process
+    return Workers(campaign, children)
+
+
+class Workers:
+    """The worker processes of one run; leaving ``with`` stops any still running."""
+
+    def __init__(self, campaign: Campaign, children: dict[Connection, BaseProcess]) -> None:
+        self._campaign = campaign
+        self._children = children
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Terminate the workers still running and wait for every one."""
+        for process in self._children.values():
+            if process.is_alive():
+                process.terminate()
+        for process in self._children.values():
+            process.join()
+
+    def gather(self, on_progress: OnProgress) -> Gathered:
+        """Wait for every worker, passing on their progress; return what they gathered.
+
+        Raises JuratError when a worker fails or dies (the others are stopped first) and
+        KeyboardInterrupt when interrupted.
+        """
+        merged = Gathered(RunTally(self._campaign.policy))
+        pending = dict(self._children)
+        failure: str | None = None
+        interrupted = False
+        try:
+            while pending and failure is None and not interrupted:
+                for ready in wait(list(pending)):
+                    assert isinstance(ready, Connection)
+                    name = pending[ready].name
+                    try:
+                        message = ready.recv()
+                    except EOFError:
+                        process = pending.pop(ready)
+                        process.join()
+                        failure = failure or (f"{name} exited with status {process.exitcode} "
+                                              "before finishing its part")
+                        continue
+                    if message[0] == "progress":
+                        on_progress(*message[1:])
+                    elif message[0] == "done":
+                        merged.merge(message[1])
+                        pending.pop(ready)
+                    elif message[0] == "interrupted":
+                        interrupted = True
+                    else:
+                        failure = f"{name}: {message[1]}"
+        except KeyboardInterrupt:
+            interrupted = True
+        if interrupted or failure is not None:
+            self.stop()
+        if interrupted:
+            raise KeyboardInterrupt
+        if failure is not None:
+            raise JuratError(f"{failure}\nwhat completed is in the ledger; running the same "
+                             "command again resumes from it")
+        self.stop()
+        return merged
+
+
+def default_workers() -> int:
+    """``--workers`` when not given: one per core, at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
