@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, select
 
 from jurat.errors import LedgerError, TamperError
-from jurat.ledger._entry import broken_link, entry_from_row
+from jurat.ledger._entry import broken_link, check_row
 from jurat.ledger._logkey import wrong_log_key
 from jurat.ledger._merkle import CompactRange
 from jurat.ledger._models import Checkpoint
@@ -98,17 +98,19 @@ def _new_leaves(conn: Connection, tables: Tables, epoch: int, since: int, size: 
         select(e).where(e.c.seq >= start).order_by(e.c.seq).execution_options(yield_per=_BATCH)
     )
     for row in rows:
-        entry = entry_from_row(row._mapping)
-        if prev is not None and entry.prev_hash != prev:
-            raise TamperError(broken_link(entry.seq))
-        if entry.leaf_hash != stored[entry.seq - start].hex():
+        # The hashes alone: a checkpoint signs leaves, not the payloads' meaning.
+        check_row(row._mapping)
+        seq = int(row.seq)
+        if prev is not None and row.prev_hash != prev:
+            raise TamperError(broken_link(seq))
+        if row.leaf_hash != stored[seq - start].hex():
             raise TamperError(
-                f"seq {entry.seq}: the entry is not the leaf the Merkle tree recorded when it "
+                f"seq {seq}: the entry is not the leaf the Merkle tree recorded when it "
                 "was appended: history was rewritten"
             )
-        prev = entry.entry_hash
-        if entry.seq >= since:
-            leaves.append(bytes.fromhex(entry.leaf_hash))
+        prev = row.entry_hash
+        if seq >= since:
+            leaves.append(bytes.fromhex(row.leaf_hash))
     if len(leaves) != size - since:
         raise TamperError(f"seq {since + len(leaves)}: entry missing")
     return leaves

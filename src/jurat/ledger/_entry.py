@@ -25,6 +25,7 @@ from jurat.ledger._models import ENTRY_KINDS, Entry
 __all__ = [
     "ENTRY_FORMAT",
     "broken_link",
+    "check_row",
     "entry_bytes",
     "entry_from_row",
     "hashed_bytes",
@@ -77,11 +78,12 @@ def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:
     return value
 
 
-def entry_from_row(row: Mapping[Any, Any]) -> Entry:
-    """Rebuild an entry from its row, refusing any row whose hashes do not match its content.
+def check_row(row: Mapping[Any, Any]) -> bytes:
+    """Refuse a row whose hashes do not match its content; return its payload bytes.
 
-    The chain link (``prev_hash`` equals the previous row's hash) needs the
-    neighbour and is checked by ``Ledger.verify()``.
+    Checks the kind, ``payload_sha256``, ``entry_hash`` and ``leaf_hash``; the payload
+    is not parsed (a checkpoint needs the hashes alone). The chain link (``prev_hash``
+    equals the previous row's hash) needs the neighbour and is the caller's.
     """
     seq = int(row["seq"])
     payload_data = bytes(row["payload"])
@@ -103,6 +105,17 @@ def entry_from_row(row: Mapping[Any, Any]) -> Entry:
         raise TamperError(f"seq {seq}: entry hash does not match the entry's content")
     if leaf_hash(data).hex() != row["leaf_hash"]:
         raise TamperError(f"seq {seq}: Merkle leaf hash does not match the entry's content")
+    return payload_data
+
+
+def entry_from_row(row: Mapping[Any, Any]) -> Entry:
+    """Rebuild an entry from its row, refusing any row whose hashes do not match its content.
+
+    The chain link (``prev_hash`` equals the previous row's hash) needs the
+    neighbour and is checked by ``Ledger.verify()``.
+    """
+    payload_data = check_row(row)
+    seq = int(row["seq"])
     try:
         return Entry(
             seq=seq,
