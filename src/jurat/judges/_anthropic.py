@@ -76,9 +76,6 @@ class AnthropicJudge(SDKJudge):
         _import_anthropic()  # a missing optional SDK is a configuration error, found early
         super().__init__(config, endpoint(config))
 
-    def _sdk(self) -> Any:
-        return _import_anthropic()
-
     def _new_client(self, **options: Any) -> Any:
         return _import_anthropic().AsyncAnthropic(**options)
 

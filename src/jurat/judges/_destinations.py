@@ -29,6 +29,7 @@ scope: name resolution (an allowed host name means whatever DNS says).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, unquote, urlsplit
@@ -65,6 +66,7 @@ PROVIDER_NAMES = {"anthropic": DEFAULT_BASE_URLS["anthropic"]}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@functools.lru_cache(maxsize=1024)  # asked again for every call a run sends
 def normalise_url(url: str) -> str:
     """The one spelling of an endpoint base URL; ValueError naming what is wrong with it.
 

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SDKJudge",
-    "connection_failure",
     "http_client",
     "load_envelope",
     "status_error",
@@ -33,11 +32,11 @@ _JSON_HEADERS = {"content-type": "application/json"}
 
 
 class SDKJudge:
-    """A judge behind an official SDK's async client, which posts bodies jurat serialises.
+    """A judge configured through an official SDK's async client: the SDK resolves the URL
+    and the headers (auth, API version, user agent), jurat serialises the body and posts it
+    with the httpx2 client it gave the SDK, and parses the raw response itself.
 
-    Subclasses name the endpoint's ``_path`` and supply ``_sdk`` (the SDK module, whose
-    ``APIStatusError``/``APITimeoutError``/``APIConnectionError`` both SDKs spell alike),
-    ``_new_client`` and ``_api_key``.
+    Subclasses name the endpoint's ``_path`` and supply ``_new_client`` and ``_api_key``.
     """
 
     reproducible = False
@@ -48,6 +47,8 @@ class SDKJudge:
         self._base_url = base_url
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._target: tuple[str, dict[str, str], httpx2.AsyncClient]
+        """The endpoint's URL, the request headers and the httpx2 client, per client."""
 
     @property
     def config(self) -> JudgeConfig:
@@ -58,9 +59,6 @@ class SDKJudge:
 
     def preflight(self) -> None:
         self._api_key()
-
-    def _sdk(self) -> Any:
-        raise NotImplementedError
 
     def _new_client(self, **options: Any) -> Any:
         raise NotImplementedError
@@ -83,37 +81,53 @@ class SDKJudge:
         if self._client is not None and self._loop is loop:
             return self._client
         config = self._config
+        http = http_client(config, self._base_url)
         self._client = self._new_client(
             api_key=self._api_key(),
             base_url=self._base_url,
             max_retries=0,  # jurat retries, and records every attempt of the sample
             timeout=config.timeout_s,
-            http_client=http_client(config, self._base_url),
+            http_client=http,
         )
+        # The SDK says where and with which headers (auth, version, user agent); the
+        # exchange itself goes through the httpx2 client jurat built and gave it. Its
+        # per-request path (options models, deep-copied defaults, URL parsing) cost more
+        # CPU than the exchange (bench/README.md, "Whole runs"), and its only other work
+        # here, retries, is off: jurat retries and records every attempt.
+        headers: dict[str, str] = {}
+        for name, value in [*self._client.default_headers.items(),
+                            *self._client.auth_headers.items(), *_JSON_HEADERS.items()]:
+            if isinstance(value, str):  # not the SDK's Omit
+                headers[name.lower()] = value  # one spelling: no header sent twice
+        self._target = (str(self._client.base_url).rstrip("/") + self._path, headers, http)
         self._loop = loop
         return self._client
 
     async def _post(self, client: Any, content: bytes) -> bytes:
-        """POST ``content`` to ``_path``; the raw response body, or a named failure."""
-        sdk = self._sdk()
+        """POST ``content`` to ``_path``; the raw response body, or a named failure.
+
+        Failures read as the SDK reads them: a timeout, a status outside 2xx (with its
+        ``retry-after``), anything else a failed connection; an oversized body is an
+        unusable answer.
+        """
         import httpx2
 
+        from jurat.judges._transport import ResponseTooLarge
+
+        url, headers, http = self._target
         try:
-            response = await client.post(
-                self._path,
-                content=content,
-                options={"headers": _JSON_HEADERS},
-                cast_to=httpx2.Response,
-            )
-        except sdk.APIStatusError as exc:
-            retry_after = exc.response.headers.get("retry-after")
-            message = f"HTTP {exc.status_code}: {exc.message}"
-            raise status_error(exc.status_code, message, retry_after) from exc
-        except sdk.APITimeoutError as exc:
+            response = await http.post(url, content=content, headers=headers)
+            raw: bytes = await response.aread()
+        except httpx2.TimeoutException as exc:
             raise TransportFailure("the request timed out", kind="timeout") from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_failure(exc) from exc
-        raw: bytes = await response.aread()
+        except ResponseTooLarge as exc:
+            raise JudgeOutputError(str(exc), kind="oversized") from exc
+        except Exception as exc:  # noqa: BLE001 - as the SDKs do: any other failure is the connection's
+            raise TransportFailure(f"connection failed: {exc}", kind="connection") from exc
+        if not 200 <= response.status_code < 300:
+            text = raw[:300].decode("utf-8", "replace")
+            raise status_error(response.status_code, f"HTTP {response.status_code}: {text}",
+                               response.headers.get("retry-after"))
         return raw
 
     async def aclose(self) -> None:
@@ -176,15 +190,6 @@ def status_error(status: int, message: str, retry_after: str | None) -> Transpor
     else:
         kind = "http_4xx"
     return TransportFailure(message[:300], kind=kind, status=status, retry_after=wait)
-
-
-def connection_failure(exc: BaseException) -> Exception:
-    """A failed exchange: an oversized body is an (unusable) answer, anything else no answer."""
-    from jurat.judges._transport import ResponseTooLarge
-
-    if isinstance(exc.__cause__, ResponseTooLarge):
-        return JudgeOutputError(str(exc.__cause__), kind="oversized")
-    return TransportFailure(f"connection failed: {exc}", kind="connection")
 
 
 def usage_of(envelope: dict[str, Any], input_key: str, output_key: str) -> dict[str, int]:

@@ -85,9 +85,6 @@ class OpenAICompatJudge(SDKJudge):
         super().__init__(config, endpoint(config))
         self._structured = config.structured_output
 
-    def _sdk(self) -> Any:
-        return _import_openai()
-
     def _new_client(self, **options: Any) -> Any:
         return _import_openai().AsyncOpenAI(**options)
 
