@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/run_e2e.py [--artifacts 2000] [--samples 5] [--ledger sqlite|pg]
                                       [--profile FILE] [--no-baseline] [--no-breakdown]
-                                      [--no-write]
+                                      [--no-single] [--no-write]
 
-One `jurat run` process (start-up, intake of a JSON Lines dataset, judge calls, ledger,
-receipts, the checkpoint and every receipt's inclusion proof included), by default
+One `jurat run` command (start-up, intake of a JSON Lines dataset, judge calls, ledger,
+receipts, the checkpoint and every receipt's inclusion proof included; with its default
+worker processes, then again with ``--workers 1`` unless ``--no-single``), by default
 2,000 artifacts x 5 samples = 10,000 judge calls, against the fake server of
 tests/support/fake_openai.py in its own process at 50 ms latency; the judge has
 ``max_concurrency = 64``, so the limit is 64 / 0.050 s = 1,280 calls/s. Reported: calls/s
@@ -29,6 +30,7 @@ import asyncio
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -140,7 +142,7 @@ def _pg_database() -> tuple[str, Any]:
 
 
 def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str,
-              profile: Path | None) -> dict[str, Any]:
+              profile: Path | None, workers: int | None = None) -> dict[str, Any]:
     """One whole `jurat run` against the server at ``url``."""
     camp = work / "camp"
     camp.mkdir()
@@ -161,6 +163,8 @@ def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str
         cmd += ["-m", "cProfile", "-o", str(profile)]
     cmd += ["-m", "jurat", "run", str(camp / "campaign.toml"), "--out", str(work / "out"),
             "--ledger", ledger_url, "--key", str(keys / "jurat.key"), "--quiet"]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
     try:
         result = timed(cmd, cwd=work, env=env)
         result["receipts"] = sum(1 for _ in (work / "out").glob("*.sigstore.json"))
@@ -170,17 +174,20 @@ def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str
             drop()
     if result["code"] not in (0, 1, 2):
         raise RuntimeError(f"jurat run exited {result['code']}:\n{result['output'][-3000:]}")
+    found = re.search(r"^processes: (\d+)", result["output"], re.M)
+    result["processes"] = int(found.group(1)) if found else 1
     return result
 
 
-def measure_run(args: argparse.Namespace) -> dict[str, Any]:
+def measure_run(args: argparse.Namespace, workers: int | None = None) -> dict[str, Any]:
     calls = args.artifacts * args.samples
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(
             echo_judge, latency_ms=args.latency_ms, process=True) as server:
         before = server.requests
         server_cpu = orchestration._proc_cpu(server.pid)
         result = run_jurat(Path(tmp), server.url, artifacts=args.artifacts,
-                           samples=args.samples, ledger=args.ledger, profile=args.profile)
+                           samples=args.samples, ledger=args.ledger, profile=args.profile,
+                           workers=workers)
         result["server_cpu"] = orchestration._proc_cpu(server.pid) - server_cpu
         served = server.requests - before
     if served != calls or result["receipts"] != args.artifacts:
@@ -317,6 +324,8 @@ def main() -> int:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--no-breakdown", action="store_true",
                         help="skip the in-process run that times each step")
+    parser.add_argument("--no-single", action="store_true",
+                        help="skip the same run in one process (--workers 1)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     limit = CONCURRENCY / (args.latency_ms / 1000)
@@ -327,8 +336,12 @@ def main() -> int:
     load = os.getloadavg()
     run = measure_run(args)
     print(f"  {run['wall']:.2f} s, {calls / run['wall']:,.0f} calls/s, "
-          f"{1000 * run['cpu'] / calls:.3f} ms CPU/call, peak RSS {run['rss_mib']:.0f} MiB",
-          flush=True)
+          f"{1000 * run['cpu'] / calls:.3f} ms CPU/call, peak RSS {run['rss_mib']:.0f} MiB, "
+          f"{run['processes']} processes", flush=True)
+    single = None
+    if run["processes"] > 1 and not args.no_single:
+        single = measure_run(args, workers=1)
+        print(f"  --workers 1: {calls / single['wall']:,.0f} calls/s", flush=True)
     rows: dict[str, dict[str, Any]] = {}
     if not args.no_baseline:
         rows = asyncio.run(baselines(calls, args.latency_ms))
@@ -343,8 +356,13 @@ def main() -> int:
         lines.append(f"| {name} | {wall:.2f} | {rate:,.0f} | {100 * rate / limit:.0f}% | "
                      f"{cpu_ms:.3f} | {server_ms:.3f} | {ratio} |")
 
-    row(f"whole `jurat run` process ({args.ledger})", run["wall"], calls / run["wall"],
+    processes = f", {run['processes']} worker processes" if run["processes"] > 1 else ""
+    row(f"whole `jurat run` ({args.ledger}{processes})", run["wall"], calls / run["wall"],
         1000 * run["cpu"] / calls, 1000 * run["server_cpu"] / calls)
+    if single is not None:
+        row(f"whole `jurat run --workers 1` ({args.ledger})", single["wall"],
+            calls / single["wall"], 1000 * single["cpu"] / calls,
+            1000 * single["server_cpu"] / calls)
     for name, r in rows.items():
         row(name + (" (baseline)" if name == "httpx2 bare" else ""), r["calls"] / r["rate"],
             r["rate"], r["cpu_ms"], r["server_cpu_ms"])
@@ -354,8 +372,9 @@ def main() -> int:
     text = (
         f"Measured {stamp} on {machine}: {args.artifacts} artifacts x {args.samples} samples "
         f"= {calls:,} judge calls at {args.latency_ms:g} ms, {CONCURRENCY} connections. "
-        f"The `jurat run` row is one process from start to exit: {run['receipts']} receipts "
-        f"and {run['proofs']} inclusion proofs written, peak RSS {run['rss_mib']:.0f} MiB; "
+        f"A `jurat run` row is the command from start to exit (its worker processes' CPU "
+        f"included): {run['receipts']} receipts and {run['proofs']} inclusion proofs "
+        f"written, peak RSS {run['rss_mib']:.0f} MiB (the largest process); "
         f"a fresh interpreter importing what `jurat run` imports takes "
         f"{start:.2f} s. The other rows are bench/orchestration.py's variants, in-process, "
         f"measured in this run. Load average before: {load[0]:.2f} {load[1]:.2f} "

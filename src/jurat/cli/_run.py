@@ -135,6 +135,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         health = print_summary(tally, out, campaign)
         _print_calls(tally, out)
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
+        if done.processes > 1:
+            out.print(f"processes: {done.processes} (--workers), each with its part of every "
+                      "judge's limits", highlight=False)
         out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}",
                   markup=False, highlight=False, soft_wrap=True)
         if tally.first_receipt is not None:
@@ -249,7 +252,7 @@ def _checkpoint_and_proofs(ledger: Ledger, receipts: list[tuple[int, str]], out_
 
     # Creating files is the kernel's work (up to a millisecond each here), done on
     # threads while the next batch is proven.
-    with ThreadPoolExecutor(4, thread_name_prefix="jurat-proof-files") as files:
+    with ThreadPoolExecutor(8, thread_name_prefix="jurat-proof-files") as files:
         for start in range(0, len(receipts), _PROOF_BATCH):
             batch = receipts[start:start + _PROOF_BATCH]
             proofs = ledger.prove_entries([seq for seq, _ in batch], note)

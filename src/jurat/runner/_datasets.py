@@ -43,7 +43,7 @@ from jurat.runner._intake import (
     read_lines,
 )
 
-__all__ = ["Inventory", "check_artifacts", "iter_artifacts", "row_bytes"]
+__all__ = ["Inventory", "check_artifacts", "iter_artifacts", "iter_placed", "row_bytes"]
 
 #: Problems named one by one; the rest are counted.
 _LISTED = 20
@@ -323,9 +323,23 @@ def iter_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None
 
     A problem found now (a file changed since the check) raises CampaignError at that row.
     """
+    for _, artifact in iter_placed(campaign, cache=cache):
+        yield artifact
+
+
+def iter_placed(campaign: Campaign, *, cache: dict[str, str] | None = None,
+                shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, Artifact]]:
+    """``iter_artifacts`` with each artifact's place in the campaign, only the places k
+    modulo n for ``shard`` (k, n): one worker's part of a run (runner/_shards.py). Rows of
+    the other parts are read (their ids are checked) but not intaken.
+    """
     cache = {} if cache is None else cache
+    mine, parts = shard
+    place = -1
     for index in range(len(campaign.artifacts)):
-        yield intake_artifact(campaign, index, cache=cache)
+        place += 1
+        if place % parts == mine:
+            yield place, intake_artifact(campaign, index, cache=cache)
     ids = {spec.id for spec in campaign.artifacts}
     for index in range(len(campaign.datasets)):
         rows = _rows(campaign, index)
@@ -338,10 +352,13 @@ def iter_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None
                         ("id",), f"duplicate artifact id {row.spec.id!r}",
                         "the dataset changed since it was checked; run again"))
                 ids.add(row.spec.id)
+                place += 1
+                if place % parts != mine:
+                    continue
                 try:
                     artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
                 except CampaignError as exc:
                     raise _relocated(exc, row) from exc
-                yield artifact
+                yield place, artifact
         finally:
             rows.close()

@@ -69,7 +69,7 @@ from jurat.receipts import (
     sign_statement,
     statement_document,
 )
-from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
+from jurat.runner._datasets import Inventory, check_artifacts, iter_placed
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
 from jurat.runner._job import (
     JobResult,
@@ -177,10 +177,11 @@ class _Runner:
         return receipt_path_for(self.options.out_dir, artifact.id)
 
     async def run_one(self, artifact: Artifact, *, job: str | None = None,
-                      upstream: tuple[dict[str, JsonValue], ...] = ()) -> JobResult:
-        """One artifact's job. ``job`` and ``upstream`` are for callers with their own job
+                      inputs: dict[str, JsonValue] | None = None) -> JobResult:
+        """One artifact's job. ``job`` and ``inputs`` are for callers with their own job
         identities (the service, service/_service.py): the ledger job id to record under
-        (default: ``job_identity``) and the verified ``inputs.upstream_receipts``."""
+        (default: ``job_identity``) and receipt inputs that replace the run's defaults
+        (``assignment``, the verified ``upstream_receipts``)."""
         if job is None:
             job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
         # One read for all the job left in the ledger: its receipt, its recorded input and
@@ -213,7 +214,7 @@ class _Runner:
             await self._append("job_received", job, artifact, payload)
         try:
             return await self._evaluate(job, artifact, execution, recorded,
-                                        executed_now=executed_now, upstream=upstream)
+                                        executed_now=executed_now, given=inputs)
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
@@ -246,7 +247,7 @@ class _Runner:
 
     async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
                         recorded: list[Vote], *, executed_now: bool,
-                        upstream: tuple[dict[str, JsonValue], ...] = ()) -> JobResult:
+                        given: dict[str, JsonValue] | None = None) -> JobResult:
         checked = await deterministic_checks(self.policy, artifact)
         gates, evidence = checked.gates, checked.evidence
         if execution is not None:
@@ -271,9 +272,8 @@ class _Runner:
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
         slot = self._review_slot(artifact)
         inputs: dict[str, JsonValue] = {
-            "task": artifact.task, "contributor": artifact.contributor,
-            "upstream_receipts": list(upstream),
-            "evidence_bundle": bundle.digest, "job_id": job,
+            "task": artifact.task, "contributor": artifact.contributor, "upstream_receipts": [],
+            "evidence_bundle": bundle.digest, "job_id": job, **(given or {}),
         }
         if skipped is not None:
             inputs["judges_skipped"] = skipped
@@ -377,7 +377,8 @@ async def _stream(artifacts: Iterable[tuple[int, Artifact]], limit: int,
         raise failed[0]
 
 
-def _still_as_checked(artifacts: Iterator[Artifact]) -> Iterator[Artifact]:
+def _still_as_checked(artifacts: Iterator[tuple[int, Artifact]]
+                      ) -> Iterator[tuple[int, Artifact]]:
     """The artifacts, read again as the run goes; a file that no longer passes intake (a
     dataset edited during the run) stops the run as a failure part-way (exit 4), not as an
     input error (exit 3, which says nothing was written)."""
@@ -429,8 +430,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
             deliver(await runner.run_one(artifact), index)
 
         try:
-            mine = ((i, a) for i, a in enumerate(_still_as_checked(iter_artifacts(campaign)))
-                    if i % shards == shard)
+            mine = _still_as_checked(iter_placed(campaign, shard=(shard, shards)))
             await _stream(mine, limit, job)
         finally:
             runner.files.shutdown(wait=True)

@@ -81,6 +81,8 @@ class Gathered:
     tally: RunTally
     receipts: list[tuple[int, str]] = field(default_factory=list)
     """Each receipt's ledger entry and the file it was written to."""
+    processes: int = 1
+    """The processes that ran the jobs."""
 
     def add(self, result: JobResult, index: int) -> None:
         """Count one job's result (its artifact's ``index`` in the campaign) and drop it."""
@@ -211,7 +213,7 @@ class Workers:
         Raises JuratError when a worker fails or dies (the others are stopped first) and
         KeyboardInterrupt when interrupted.
         """
-        merged = Gathered(RunTally(self._campaign.policy))
+        merged = Gathered(RunTally(self._campaign.policy), processes=len(self._children))
         pending = dict(self._children)
         failure: str | None = None
         interrupted = False
