@@ -109,6 +109,7 @@ def test_two_workers_decide_exactly_as_one_process(tmp_path: Path) -> None:
     assert sorted(Counter(e.artifact_id for e in receipts).values()) == [1] * n
     assert len(entries(db2, "sample_recorded")) == len(entries(db1, "sample_recorded")) == 5 * n
     assert len(list(out2.glob("*.proof.json"))) == n
+    assert "processes: 2" in text2 and "processes:" not in text1
     # The summary merges both workers: the same outcome counts and judge health lines.
     for line in text1.splitlines():
         if line.startswith(("outcomes:", "judge calls:")):
@@ -117,6 +118,26 @@ def test_two_workers_decide_exactly_as_one_process(tmp_path: Path) -> None:
     r = jurat("log", "verify", f"sqlite:///{db2}", "--log-key",
               str(tmp_path / "keys" / "jurat-log.pub"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.postgres
+def test_two_workers_share_a_postgresql_ledger(tmp_path: Path) -> None:
+    from tests.support.postgres import fresh_database
+
+    n = 40
+    camp = _campaign(tmp_path / "camp", n)
+    key, _ = keys(tmp_path)
+    with fresh_database() as url:
+        r = jurat("run", str(camp), "--out", str(tmp_path / "out"), "--ledger", url, "--key",
+                  str(key), "--quiet", "--workers", "2", cwd=tmp_path,
+                  env={"XDG_STATE_HOME": str(tmp_path / "state")})
+        assert r.returncode in (0, 1, 2), r.stdout + r.stderr
+        assert "processes: 2" in r.stdout
+        with open_ledger(url) as ledger:
+            receipts = list(ledger.entries(kind="receipt"))
+            assert sorted(Counter(e.artifact_id for e in receipts).values()) == [1] * n
+            assert ledger.verify().tree_size == ledger.size()
+    assert len(list((tmp_path / "out").glob("*.proof.json"))) == n
 
 
 def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(

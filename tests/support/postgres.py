@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 
@@ -20,5 +23,24 @@ def drop_schema(schema: str) -> None:
     try:
         with engine.begin() as conn:
             conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new, empty database on the server for one test (a ledger URL), dropped after: for
+    commands that take a URL and use the default tables, such as `jurat run --ledger`."""
+    name = f"jurat_test_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
+                              isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        try:
+            yield PG_URL.rsplit("/", 1)[0] + f"/{name}"
+        finally:
+            with engine.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         engine.dispose()
