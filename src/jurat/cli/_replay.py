@@ -19,8 +19,7 @@ from jurat.cli._text import shown
 from jurat.errors import JuratError
 from jurat.ledger import open_ledger
 from jurat.receipts import load_public_key
-from jurat.runner import Replay, ReplayedReceipt, ledger_url, replay_ledger
-from jurat.runner._summary import wide_console
+from jurat.runner import Replay, ReplayedReceipt, ledger_url, replay_ledger, wide_console
 
 __all__ = ["replay_command"]
 

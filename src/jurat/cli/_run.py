@@ -35,10 +35,21 @@ from jurat.receipts import (
     load_private_key,
     proof_path_for,
 )
-from jurat.runner import Inventory, JobResult, RunOptions, preflight, run_campaign_async
+from jurat.runner import (
+    SWITCH_INTERVAL_S,
+    Gathered,
+    Inventory,
+    JobResult,
+    JudgeHealth,
+    RunOptions,
+    RunTally,
+    preflight,
+    run_campaign_async,
+    start_workers,
+    wide_console,
+    workers_for,
+)
 from jurat.runner import Progress as Counters
-from jurat.runner._shards import SWITCH_INTERVAL_S, Gathered, start_workers, workers_for
-from jurat.runner._summary import JudgeHealth, RunTally, wide_console
 
 __all__ = ["run_command"]
 

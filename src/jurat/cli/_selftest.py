@@ -28,7 +28,7 @@ from jurat.errors import ConfigError, JuratError
 from jurat.judges import CallKind, Engine
 from jurat.judges._destinations import LOCAL_DESTINATIONS
 from jurat.models import Frozen, JudgeConfig, load_campaign
-from jurat.runner._selftest import (
+from jurat.runner import (
     ALL_CONTROLS,
     CONTROLS_FOR,
     Check,

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from jurat.cli._text import shown
 from jurat.models import Campaign
-from jurat.runner._summary import JudgeHealth, RunTally
+from jurat.runner import JudgeHealth, RunTally
 from jurat.style import terminal_markup
 
 __all__ = ["print_summary"]

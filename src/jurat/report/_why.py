@@ -26,7 +26,7 @@ import pydantic
 from jurat.fold import gate_veto
 from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, Frozen, GateOutcome
 from jurat.report._lenient import as_list, as_object
-from jurat.runner._explain import gate_lines, not_passed
+from jurat.runner import gate_lines, not_passed
 
 __all__ = ["WITHHELD", "Why", "gate_detail", "why"]
 

@@ -8,29 +8,52 @@ the summary (``runner/_summary.py`` computes it) of what the run returns.
 
 from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution
+from jurat.runner._explain import gate_lines, not_passed
 from jurat.runner._intake import check_destinations, intake, intake_artifact
 from jurat.runner._job import JobResult, Progress, job_cost
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
 from jurat.runner._run import RunOptions, preflight, run_campaign_async
-from jurat.runner._summary import outcome_text
+from jurat.runner._selftest import (
+    ALL_CONTROLS,
+    CONTROLS_FOR,
+    Check,
+    selftest_judge,
+    selftest_preflight,
+)
+from jurat.runner._shards import SWITCH_INTERVAL_S, Gathered, start_workers, workers_for
+from jurat.runner._summary import JudgeHealth, RunTally, outcome_text, wide_console
 
 __all__ = [
+    "ALL_CONTROLS",
+    "CONTROLS_FOR",
+    "SWITCH_INTERVAL_S",
+    "Check",
     "Execution",
+    "Gathered",
     "Inventory",
     "JobResult",
+    "JudgeHealth",
     "Progress",
     "Replay",
     "ReplayedReceipt",
     "RunOptions",
+    "RunTally",
     "check_artifacts",
     "check_destinations",
+    "gate_lines",
     "intake",
     "intake_artifact",
     "iter_artifacts",
     "job_cost",
     "ledger_url",
+    "not_passed",
     "outcome_text",
     "preflight",
     "replay_ledger",
     "run_campaign_async",
+    "selftest_judge",
+    "selftest_preflight",
+    "start_workers",
+    "wide_console",
+    "workers_for",
 ]
