@@ -231,7 +231,6 @@ def test_review_versions_chain() -> None:
         **_kwargs(
             review_version=2,
             supersedes=prior,
-            adjudication={"by": "reviewer-9", "disposition": "accept"},
         )
     )
     assert st["predicate"]["review"]["supersedes"] == prior

@@ -154,7 +154,7 @@ def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(
     hook.write_text(
         "import asyncio, os\n"
         "from jurat.runner import _run\n"
-        "_orig = _run._Runner.run_one\n"
+        "_orig = _run.JobRunner.run_one\n"
         "async def run_one(self, artifact):\n"
         "    if os.environ.get('DIE') and artifact.id == 'x037':\n"
         "        await asyncio.sleep(3600)\n"
@@ -162,7 +162,7 @@ def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(
         "    if os.environ.get('DIE') and artifact.id == 'x039':\n"
         "        os._exit(9)\n"
         "    return result\n"
-        "_run._Runner.run_one = run_one\n")
+        "_run.JobRunner.run_one = run_one\n")
     env = {"PYTHONPATH": str(tmp_path), "DIE": "1"}
     r = jurat(*args, cwd=tmp_path, env=env)
     assert r.returncode == 4, r.stdout + r.stderr

@@ -59,6 +59,9 @@ app = typer.Typer(
 log_app = typer.Typer(no_args_is_help=True, cls=_Commands,
                       help="Checkpoints and proofs of the ledger's log.")
 app.add_typer(log_app, name="log")
+token_app = typer.Typer(no_args_is_help=True, cls=_Commands,
+                        help="Bearer tokens of `jurat serve`.")
+app.add_typer(token_app, name="token")
 
 
 @app.command()
@@ -244,6 +247,75 @@ def log_verify(
     from jurat.cli._ledger import log_command
 
     finish(lambda: log_command("verify", ledger, None, key_path=log_key))
+
+
+@app.command()
+def serve(
+    campaigns: Annotated[list[Path], typer.Argument(help="The campaign TOML files to serve.")],
+    ledger: Annotated[str | None, typer.Option(
+        "--ledger", help="sqlite:///path or postgresql://… (default sqlite:///jurat.db)")] = None,
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="PEM private key (default: created once in the config dir)")] = None,
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="Ed25519 key that signs checkpoints (default as for `jurat run`)")
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8080,
+    executor: Annotated[str, typer.Option("--executor", help="local (ray: not yet).")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster.")]
+    = None,
+) -> None:
+    """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""
+    from jurat.cli._serve import serve_command
+
+    finish(lambda: serve_command(campaigns, ledger_url=ledger, key_path=key, log_key=log_key,
+                                 host=host, port=port, executor=executor,
+                                 ray_address=ray_address))
+
+
+@token_app.command("create")
+def token_create(
+    campaign: Annotated[str, typer.Option("--campaign", help="Campaign id, or '*' for all.")],
+    role: Annotated[str, typer.Option(
+        "--role", help="operator | contributor | reviewer | verifier")],
+    ledger: Annotated[str | None, typer.Option("--ledger", help="Ledger URL.")] = None,
+    subject: Annotated[str | None, typer.Option(
+        "--subject", help="Who holds it (required for contributor).")] = None,
+) -> None:
+    """Create a token; it is printed once, alone on the last line, and only its hash kept."""
+    from jurat.cli._token import token_create_command
+
+    finish(lambda: token_create_command(ledger, campaign, role, subject))
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token: Annotated[str, typer.Argument(help="The token, or the id `create` printed.")],
+    ledger: Annotated[str | None, typer.Option("--ledger", help="Ledger URL.")] = None,
+) -> None:
+    """Revoke a token."""
+    from jurat.cli._token import token_revoke_command
+
+    finish(lambda: token_revoke_command(ledger, token))
+
+
+@app.command()
+def adjudicate(
+    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    job: Annotated[str, typer.Argument(help="The job id (the receipt's inputs.job_id).")],
+    disposition: Annotated[str, typer.Option("--disposition", help="accept | reject")],
+    rationale: Annotated[str, typer.Option("--rationale", help="Why (published).")],
+    reviewer: Annotated[str, typer.Option("--reviewer", help="Who adjudicates.")],
+    key: Annotated[Path | None, typer.Option("--key", help="PEM private key.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write the receipt.")]
+    = None,
+) -> None:
+    """Settle an escalated decision: a new signed review version (exit 3 if refused)."""
+    from jurat.cli._adjudicate import adjudicate_command
+
+    finish(lambda: adjudicate_command(ledger, job, disposition=disposition,
+                                      rationale=rationale, reviewer=reviewer, key_path=key,
+                                      out=out))
 
 
 def main() -> None:

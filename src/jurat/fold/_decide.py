@@ -9,6 +9,7 @@ import operator
 from collections.abc import Mapping, Sequence
 
 from jurat.errors import FoldInputError
+from jurat.fold._adjudication import apply_adjudication
 from jurat.fold._consensus import pairwise_consensus
 from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
 from jurat.fold._equivalence import equivalence_verdict
@@ -16,6 +17,7 @@ from jurat.fold._gates import gate_veto
 from jurat.fold._rubric import RubricScorer, ScoreKey, basis_points
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
+    Adjudication,
     CriterionOutcome,
     Decision,
     GateOutcome,
@@ -30,9 +32,27 @@ RUBRIC_OPERATOR = "median-of-judge-medians"
 
 
 def decide(
-    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], *, rule: str = FOLD_RULE
+    policy: Policy,
+    gates: Sequence[GateOutcome],
+    votes: Sequence[Vote],
+    *,
+    rule: str = FOLD_RULE,
+    adjudication: Adjudication | None = None,
 ) -> Decision:
-    """Fold the recorded inputs of one artifact into its decision."""
+    """Fold the recorded inputs of one artifact into its decision.
+
+    ``adjudication`` (``review.adjudication`` of a later review) settles an escalated
+    decision; it is applied after the panel's fold, by ``apply_adjudication``'s rules.
+    """
+    decision = _decide(policy, gates, votes, rule)
+    if adjudication is None:
+        return decision
+    return apply_adjudication(decision, adjudication)
+
+
+def _decide(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
+) -> Decision:
     if rule != FOLD_RULE:
         raise FoldInputError("fold_rule", f"unknown rule {rule!r}; this jurat folds {FOLD_RULE}")
     known = {j.id for j in policy.judges}

@@ -1,5 +1,6 @@
 """Frozen records: campaign, policy, rubric, artifact, evidence, judge config, vote, decision."""
 
+from jurat.models._adjudication import Adjudication, AdjudicationDisposition
 from jurat.models._artifact import Artifact, ArtifactSpec
 from jurat.models._base import Frozen
 from jurat.models._campaign import Campaign
@@ -64,6 +65,8 @@ __all__ = [
     "PYTHON_GATES",
     "RISK_TIERS",
     "STUB_NAMES",
+    "Adjudication",
+    "AdjudicationDisposition",
     "Artifact",
     "ArtifactSpec",
     "Campaign",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
@@ -77,6 +77,15 @@ def no_artifacts_problems(artifacts: int, datasets: int) -> list[Problem]:
                     'a [[datasets]] table with path = "items.jsonl"')]
 
 
+class UpstreamTrust(Frozen):
+    """The ``[upstream]`` table: whose Stage 1/2 receipts the campaign accepts (seed 000:
+    "authenticated Stage 1 and Stage 2 evidence"); `jurat serve` checks them (service/)."""
+
+    keys: tuple[str, ...] = Field(min_length=1, max_length=32)
+    """PEM public keys (SPKI) of the upstream signers, relative to the campaign file and
+    inside its directory."""
+
+
 class Campaign(Frozen):
     """A loaded campaign file: the pinned policy plus the artifacts to evaluate."""
 
@@ -93,6 +102,9 @@ class Campaign(Frozen):
     """Directory relative paths are resolved against; no path may lead outside it."""
     intake: IntakeLimits = IntakeLimits()
     """Size caps intake applies (``[intake]``); not part of the policy or its digest."""
+    upstream: UpstreamTrust | None = None
+    """Keys trusted for upstream receipts (``[upstream]``); not part of the policy or its
+    digest, like ``intake``."""
 
     @property
     def id(self) -> str:
@@ -100,12 +112,14 @@ class Campaign(Frozen):
         return self.policy.id
 
     @model_validator(mode="after")
-    def _unique(self) -> Campaign:
+    def _unique(self, info: ValidationInfo) -> Campaign:
         # One pass: a campaign (or a dataset) may hold hundreds of thousands of artifacts.
         policy = self.policy
         items = [c.id for c in policy.criteria.items] if policy.criteria is not None else []
+        # A served campaign (`jurat serve`) gets its artifacts over HTTP: it may list none.
+        served = bool(info.context and info.context.get("served"))
         raise_problems(
-            no_artifacts_problems(len(self.artifacts), len(self.datasets))
+            ([] if served else no_artifacts_problems(len(self.artifacts), len(self.datasets)))
             + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts]))
         return self

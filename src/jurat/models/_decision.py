@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+from pydantic import Field
+
 from jurat.models._base import Frozen
 
 Disposition = Literal["accept", "reject", "escalate"]
@@ -163,6 +165,9 @@ class Decision(Frozen):
     """criteria kind: every criterion evaluation."""
     stability: dict[str, float | int] | None = None
     """criteria kind: present only when multi-sampling ran."""
+    adjudicated: bool | None = Field(None, exclude_if=lambda value: value is None)
+    """True when a reviewer's adjudication (``review.adjudication``) settled an escalation;
+    absent otherwise, so decisions recorded before the field existed keep their normal form."""
 
     @property
     def outcome(self) -> str | None:

@@ -80,8 +80,11 @@ _URL_FIX = (
 )
 
 
-def load_campaign(path: str | Path) -> Campaign:
+def load_campaign(path: str | Path, *, served: bool = False) -> Campaign:
     """Read and validate a campaign file; every problem in it is reported at once.
+
+    ``served``: the campaign is served by `jurat serve`, which takes its artifacts over
+    HTTP, so it may list none.
 
     Raises CampaignError (one problem) or CampaignErrors (several), each naming file, line,
     field and fix. The files the campaign names must exist inside its directory; intake
@@ -131,7 +134,7 @@ def load_campaign(path: str | Path) -> Campaign:
         ) from exc
     return campaign_from_dict(
         data, source=str(file), text=text, base_dir=str(file.resolve().parent),
-        check_files=True,
+        check_files=True, served=served,
     )
 
 
@@ -142,11 +145,13 @@ def campaign_from_dict(
     text: str = "",
     base_dir: str = ".",
     check_files: bool = False,
+    served: bool = False,
 ) -> Campaign:
     """Validate an already-parsed campaign mapping (the TOML's structure).
 
     ``text`` (the TOML text) gives the problems their lines; with ``check_files`` every file
-    the campaign names must exist in ``base_dir``.
+    the campaign names must exist in ``base_dir``; ``served`` allows no artifacts
+    (``load_campaign``).
     """
     lines = TomlLines(text)
     found = _shape(data, lines)
@@ -161,17 +166,18 @@ def campaign_from_dict(
         "artifacts": data.get("artifacts", []),
         "datasets": data.get("datasets", []),
         "intake": data.get("intake", {}),
+        "upstream": data.get("upstream"),
         "source": source,
         "base_dir": base_dir,
     }
     campaign: Campaign | None = None
     try:
-        campaign = Campaign.model_validate(payload)
+        campaign = Campaign.model_validate(payload, context={"served": served})
     except pydantic.ValidationError as exc:
         found += translate(exc, payload)
         # Validators of a record whose own fields failed did not run: run their checks on
         # whatever is valid on its own.
-        found += _semantic(payload)
+        found += _semantic(payload, served=served)
     if not isinstance(data.get("campaign"), dict):
         # Reported once as a missing table, not once per key it would have held.
         found = [f for f in found if f.loc[:1] != ("campaign",) or f.loc == ("campaign",)]
@@ -509,7 +515,7 @@ def _typed(kind: Any, value: Any) -> Any:
         return None
 
 
-def _semantic(payload: Mapping[str, Any]) -> list[Found]:
+def _semantic(payload: Mapping[str, Any], *, served: bool = False) -> list[Found]:
     """The records' semantic checks, run on each part that validates on its own.
 
     A record's validator runs only when all of its fields are valid, and ``Campaign``'s
@@ -545,7 +551,7 @@ def _semantic(payload: Mapping[str, Any]) -> list[Found]:
             kind, has_rubric="rubric" in policy, has_criteria="criteria" in policy,
             judge_ids=_ids(judges)))
     artifacts, datasets = payload["artifacts"], payload["datasets"]
-    if artifacts == [] and datasets == []:
+    if artifacts == [] and datasets == [] and not served:
         add((), no_artifacts_problems(0, 0))
     if isinstance(artifacts, list):
         add((), duplicate_problems(_ids(artifacts), "artifacts", "artifact"))

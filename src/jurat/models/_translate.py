@@ -19,7 +19,7 @@ import pydantic
 from pydantic.fields import FieldInfo
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
-from jurat.models._campaign import Campaign
+from jurat.models._campaign import Campaign, UpstreamTrust
 from jurat.models._checks import PythonChecks
 from jurat.models._datasets import DatasetSpec
 from jurat.models._judge import JudgeConfig
@@ -42,7 +42,7 @@ CAMPAIGN_KEYS = (
 #: The tables a campaign file may hold.
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
-    "artifacts", "datasets",
+    "artifacts", "datasets", "upstream",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -56,6 +56,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[[judges]]": tuple(JudgeConfig.model_fields),
     "[[artifacts]]": tuple(ArtifactSpec.model_fields),
     "[[datasets]]": tuple(DatasetSpec.model_fields),
+    "[upstream]": tuple(UpstreamTrust.model_fields),
 }
 #: Examples of fields users most often leave out or get wrong, by TOML place ("*": any index).
 _EXAMPLES: dict[tuple[str, ...], str] = {

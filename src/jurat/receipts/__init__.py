@@ -39,8 +39,11 @@ from jurat.receipts._keys import (
 )
 from jurat.receipts._paths import RECEIPT_SUFFIX, proof_path_for, receipt_path_for
 from jurat.receipts._predicate import PREDICATE_TYPE, STATEMENT_TYPE, Statement
+from jurat.receipts._review import adjudicated_statement
 from jurat.receipts._statement import (
+    StatementInputs,
     build_statement,
+    decision_payload,
     decision_statement,
     read_decision_statement,
     replay_fidelity_level_for,
@@ -72,9 +75,12 @@ __all__ = [
     "PrivateKey",
     "PublicKey",
     "Statement",
+    "StatementInputs",
     "VerifyReport",
     "VerifyStep",
+    "adjudicated_statement",
     "build_statement",
+    "decision_payload",
     "decision_statement",
     "default_key_path",
     "default_public_key_path",

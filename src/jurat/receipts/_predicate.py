@@ -8,12 +8,12 @@ the same JSON, so that what a reader sees is exactly what the fold read.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import pydantic
 from pydantic import ConfigDict, Field
 
-from jurat.models import Decision, Frozen, GateOutcome, Policy, Vote
+from jurat.models import Adjudication, Decision, Frozen, GateOutcome, Policy, Vote
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://jurat.dev/decision/v1"
@@ -151,8 +151,10 @@ class ReviewPart(Frozen):
     """1 for a first review; each change of bytes is a new, higher version."""
     supersedes: str | None = Field(pattern=_SHA256)
     """Receipt digest of the version this one replaces; null exactly when version is 1."""
-    adjudication: dict[str, Any] | None
-    """An explicit adjudication record, if any (it does not alter the re-derived decision)."""
+    adjudication: Adjudication | None
+    """A reviewer's adjudication of the escalated decision of the version this one
+    supersedes: who, when, disposition, rationale; null when none. A fold input: the
+    decision re-derives with it (fold/_adjudication.py, docs/receipt-format.md §8.9)."""
 
     @pydantic.model_validator(mode="after")
     def _chain(self) -> ReviewPart:

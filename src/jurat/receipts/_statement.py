@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import pydantic
 
@@ -18,6 +18,7 @@ from jurat.canonical import canonical_json, digest_json, loads_strict
 from jurat.errors import ConfigError, ValidationError, VerificationError
 from jurat.fold import decide
 from jurat.models import (
+    Adjudication,
     Artifact,
     Decision,
     EvidenceBundle,
@@ -152,40 +153,9 @@ def _inputs(
     )
 
 
-def build_statement(
-    *,
-    policy: Policy,
-    artifact: Artifact,
-    gates: Sequence[GateOutcome],
-    votes: Sequence[Vote],
-    decision: Decision,
-    bundle: EvidenceBundle,
-    judges_meta: list[dict[str, Any]] | None = None,
-    inputs: dict[str, Any] | None = None,
-    review_version: int = 1,
-    supersedes: str | None = None,
-    replay_fidelity_level: str,
-    jurat_version: str,
-    adjudication: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def build_statement(**given: Unpack[StatementInputs]) -> dict[str, Any]:
     """``decision_statement`` as its JSON document (``statement_document``)."""
-    return statement_document(
-        decision_statement(
-            policy=policy,
-            artifact=artifact,
-            gates=gates,
-            votes=votes,
-            decision=decision,
-            bundle=bundle,
-            judges_meta=judges_meta,
-            inputs=inputs,
-            review_version=review_version,
-            supersedes=supersedes,
-            replay_fidelity_level=replay_fidelity_level,
-            jurat_version=jurat_version,
-            adjudication=adjudication,
-        )
-    )
+    return statement_document(decision_statement(**given))
 
 
 def statement_document(statement: Statement) -> dict[str, Any]:
@@ -203,7 +173,43 @@ def read_decision_statement(bundle_bytes: bytes) -> Statement:
     return parse_statement(read_statement(bundle_bytes))
 
 
-def decision_statement(
+class StatementInputs(TypedDict, total=False):
+    """What a decision statement is built from (``decision_statement``'s keywords)."""
+
+    policy: Required[Policy]
+    artifact: Required[Artifact]
+    gates: Required[Sequence[GateOutcome]]
+    votes: Required[Sequence[Vote]]
+    decision: Required[Decision]
+    bundle: Required[EvidenceBundle]
+    judges_meta: list[dict[str, Any]] | None
+    inputs: dict[str, Any] | None
+    review_version: int
+    supersedes: str | None
+    replay_fidelity_level: Required[str]
+    jurat_version: Required[str]
+    adjudication: Adjudication | None
+
+
+def decision_statement(**given: Unpack[StatementInputs]) -> Statement:
+    """The in-toto Statement v1 for one artifact's decision.
+
+    ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
+    ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
+    ``evidence_bundle`` (must equal ``bundle.digest``; it is always computed). Refuses
+    (ValidationError) a decision that does not re-derive from the recorded inputs, so a
+    receipt jurat signs always verifies.
+    """
+    return checked_statement(_statement(**given))
+
+
+def decision_payload(**given: Unpack[StatementInputs]) -> bytes:
+    """``decision_statement``'s RFC 8785 bytes, the DSSE payload ``sign_payload`` signs:
+    serialised once, for the check and the signature alike."""
+    return checked_payload(_statement(**given))
+
+
+def _statement(
     *,
     policy: Policy,
     artifact: Artifact,
@@ -217,16 +223,8 @@ def decision_statement(
     supersedes: str | None = None,
     replay_fidelity_level: str,
     jurat_version: str,
-    adjudication: dict[str, Any] | None = None,
+    adjudication: Adjudication | None = None,
 ) -> Statement:
-    """The in-toto Statement v1 for one artifact's decision.
-
-    ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
-    ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
-    ``evidence_bundle`` (must equal ``bundle.digest``; it is always computed). Refuses
-    (ValidationError) a decision that does not re-derive from the recorded inputs, so a
-    receipt jurat signs always verifies.
-    """
     meta = _judges_meta(policy, judges_meta)
     try:
         predicate = DecisionPredicate(
@@ -260,20 +258,32 @@ def decision_statement(
             f"replay_fidelity_level {replay_fidelity_level!r} overstates or understates this "
             f"panel; it is {expected!r}"
         )
-    statement = Statement(
+    return Statement(
         statement_type=STATEMENT_TYPE,
         subject=(Subject(name=artifact.id, digest={"sha256": artifact.sha256}),),
         predicate_type=PREDICATE_TYPE,
         predicate=predicate,
     )
+
+
+def checked_statement(statement: Statement) -> Statement:
+    """``statement`` if a verifier will accept what it signs, else ValidationError."""
+    checked_payload(statement)
+    return statement
+
+
+def checked_payload(statement: Statement) -> bytes:
+    """The RFC 8785 bytes of ``statement`` if a verifier will accept them, else
+    ValidationError.
+
+    The statement after a JSON round trip must parse in normal form, within the bounds a
+    receipt is read with, and its decision must re-derive from its recorded inputs.
+    """
     # Check what the verifier will see: the statement after a JSON round trip, within the
     # limits it reads receipts with (docs/receipt-format.md §2.2).
+    data = canonical_json(statement_document(statement))
     try:
-        seen = loads_strict(
-            canonical_json(statement_document(statement)),
-            max_bytes=MAX_BUNDLE_BYTES,
-            max_depth=MAX_DEPTH,
-        )
+        seen = loads_strict(data, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH)
     except ValueError as exc:
         raise ValidationError(f"the statement exceeds what a receipt may hold: {exc}") from exc
     parsed = parse_statement(seen)
@@ -285,7 +295,7 @@ def decision_statement(
             "the decision does not re-derive from the recorded gates and votes: "
             + "; ".join(mismatches)
         )
-    return statement
+    return data
 
 
 def parse_statement(doc: Any) -> Statement:
@@ -383,4 +393,5 @@ def rederive_predicate(predicate: DecisionPredicate) -> Decision:
         predicate.gates,
         predicate.votes,
         rule=predicate.fold_rule,
+        adjudication=predicate.review.adjudication,
     )

@@ -9,10 +9,16 @@ the summary (``runner/_summary.py`` computes it) of what the run returns.
 from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._explain import gate_lines, not_passed
-from jurat.runner._intake import check_destinations, intake, intake_artifact
+from jurat.runner._intake import check_destinations, intake, intake_artifact, intake_spec
 from jurat.runner._job import JobResult, Progress, job_cost
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
-from jurat.runner._run import RunOptions, preflight, run_campaign_async
+from jurat.runner._run import (
+    JobRunner,
+    RunOptions,
+    artifacts_in_flight,
+    preflight,
+    run_campaign_async,
+)
 from jurat.runner._selftest import (
     ALL_CONTROLS,
     CONTROLS_FOR,
@@ -31,6 +37,7 @@ __all__ = [
     "Execution",
     "Gathered",
     "Inventory",
+    "JobRunner",
     "JobResult",
     "JudgeHealth",
     "Progress",
@@ -38,11 +45,13 @@ __all__ = [
     "ReplayedReceipt",
     "RunOptions",
     "RunTally",
+    "artifacts_in_flight",
     "check_artifacts",
     "check_destinations",
     "gate_lines",
     "intake",
     "intake_artifact",
+    "intake_spec",
     "iter_artifacts",
     "job_cost",
     "ledger_url",

@@ -62,12 +62,11 @@ from jurat.models import (
 from jurat.models._artifact import IntakeLimits
 from jurat.receipts import (
     PrivateKey,
-    decision_statement,
+    decision_payload,
     read_decision_statement,
     receipt_path_for,
     replay_fidelity_level_for,
-    sign_statement,
-    statement_document,
+    sign_payload,
 )
 from jurat.runner._datasets import Inventory, check_artifacts, iter_placed
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
@@ -84,6 +83,7 @@ from jurat.runner._job import (
 __all__ = [
     "ARTIFACT_MEMORY",
     "LEDGER_IN_FLIGHT",
+    "JobRunner",
     "RunOptions",
     "artifacts_in_flight",
     "preflight",
@@ -142,8 +142,9 @@ class RunOptions:
     """Processes sharing the run (runner/_shards.py); None: chosen by its size."""
 
 
-class _Runner:
-    """One run's jobs, sharing its ledger, key, telemetry and engine."""
+class JobRunner:
+    """One run's jobs, sharing its ledger, key, telemetry and engine (``jurat run``'s, or a
+    service's: ``run_one`` per artifact; ``close`` when done)."""
 
     def __init__(self, campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                  log: GroupCommit, key: PrivateKey, progress: Progress,
@@ -277,13 +278,13 @@ class _Runner:
         }
         if skipped is not None:
             inputs["judges_skipped"] = skipped
-        statement = decision_statement(
+        payload = decision_payload(
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
             bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
             replay_fidelity_level=replay_fidelity_level_for(self.policy),
             jurat_version=__version__, inputs=inputs,
         )
-        signed = sign_statement(statement_document(statement), self.key)
+        signed = sign_payload(payload, self.key)
         # The ledger writes the supersession entry itself, in the same transaction.
         entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
                                               artifact_id=artifact.id, review=slot)
@@ -299,6 +300,10 @@ class _Runner:
             judges_skipped=skipped, reference_detail=checked.reference_detail,
             receipt_seq=entry.seq,
         )
+
+    def close(self) -> None:
+        """Wait for the receipt files being written; the runner takes no jobs after."""
+        self.files.shutdown(wait=True)
 
     def _review_slot(self, artifact: Artifact) -> ReviewSlot:
         if self.history is not None and artifact.id not in self.history.receipted:
@@ -422,7 +427,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake, shards)
     history = ledger.campaign_history(campaign.id)
     async with ledger.group_commit() as log:
-        runner = _Runner(campaign, options, ledger=ledger, log=log, key=key,
+        runner = JobRunner(campaign, options, ledger=ledger, log=log, key=key,
                          progress=progress, telemetry=telemetry, engine=engine,
                          history=history)
 
@@ -433,5 +438,5 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
             mine = _still_as_checked(iter_placed(campaign, shard=(shard, shards)))
             await _stream(mine, limit, job)
         finally:
-            runner.files.shutdown(wait=True)
+            runner.close()
     return [result for _, result in sorted(kept, key=lambda item: item[0])]

@@ -1,0 +1,67 @@
+"""``jurat adjudicate LEDGER JOB``: settle an escalated decision without the server.
+
+The same rules as ``POST /v1/jobs/{id}/adjudication`` (service/_adjudication.py): a new
+signed review version with ``review.adjudication``, superseding the job's latest receipt,
+appended to the ledger and written to ``--out``. Works for jobs of `jurat run` and of
+`jurat serve` (a running server learns of it when it restarts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jurat.cli._exit import ExitCode
+from jurat.errors import ConfigError
+
+__all__ = ["adjudicate_command"]
+
+
+def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale: str,
+                       reviewer: str, key_path: Path | None, out: Path | None) -> ExitCode:
+    """Sign and record the adjudicated review; print where its receipt was written."""
+    import pydantic
+
+    from jurat.ledger import decode_receipt, open_ledger
+    from jurat.models import Adjudication
+    from jurat.receipts import load_or_create_default_key, load_private_key
+    from jurat.service._adjudication import adjudicated_receipt
+    from jurat.service._errors import Refused
+    from jurat.service._jobs import adjudication_job
+    from jurat.service._service import now_utc
+
+    try:
+        adjudication = Adjudication(reviewer=reviewer, at=now_utc(), disposition=disposition,
+                                    rationale=rationale)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"--{first['loc'][0]}: {first['msg']} (fix: --disposition accept|"
+                          "reject, a non-empty --rationale and --reviewer)") from exc
+    key = load_private_key(key_path) if key_path else load_or_create_default_key()[0]
+    with open_ledger(ledger_url, create=False) as ledger:
+        receipts = list(ledger.entries(kind="receipt", job_id=job))
+        # A service job's later reviews are receipts of their own ledger jobs.
+        receipts += [e for e in ledger.entries(kind="receipt")
+                     if e.payload.get("adjudicates") == job]
+        if not receipts:
+            raise ConfigError(f"job {job}: no receipt in {ledger.url} (fix: the job_id of a "
+                              "decided job, as the receipt's inputs.job_id records it)")
+        latest = max(receipts, key=lambda e: e.seq)
+        if latest.campaign_id is None or latest.artifact_id is None:
+            raise ConfigError(f"job {job}: its receipt names no campaign or artifact")
+        signed = decode_receipt(latest.payload, seq=latest.seq)
+        slot = ledger.next_review(latest.campaign_id, latest.artifact_id)
+        try:
+            new, decision = adjudicated_receipt(signed, slot, adjudication, key)
+        except Refused as exc:
+            raise ConfigError(exc.diagnostics()) from exc
+        ledger_job = adjudication_job(job, slot.version)
+        ledger.append("decision", ledger_job, decision.model_dump(mode="json"),
+                      campaign_id=latest.campaign_id, artifact_id=latest.artifact_id)
+        ledger.append_receipt(ledger_job, new, campaign_id=latest.campaign_id,
+                              artifact_id=latest.artifact_id, review=slot,
+                              extra={"adjudicates": job})
+    path = out or Path(f"{latest.artifact_id.replace(':', '_')}.v{slot.version}.sigstore.json")
+    path.write_bytes(new)
+    print(f"review version {slot.version}: {decision.disposition} (adjudicated by {reviewer}); "
+          f"receipt {path}", flush=True)
+    return ExitCode.OK

@@ -1,0 +1,61 @@
+"""``jurat serve CAMPAIGN.toml…``: the HTTP oracle (service/, docs/service.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jurat.cli._errors import print_error
+from jurat.cli._exit import ExitCode
+from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
+from jurat.cli._text import err_console
+from jurat.errors import ConfigError, JuratError
+
+__all__ = ["serve_command"]
+
+
+def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Path | None,
+                  log_key: Path | None, host: str, port: int, executor: str,
+                  ray_address: str | None) -> ExitCode:
+    """Serve until interrupted; configuration errors exit 3 before anything is written."""
+    from jurat.ledger import open_ledger
+    from jurat.receipts import load_or_create_default_key, load_private_key
+    from jurat.service import load_served, serve_forever
+    from jurat.service._deps import require_serve
+    from jurat.service._service import check_campaigns
+
+    console = err_console()
+    try:
+        require_serve()
+        if executor != "local":
+            raise ConfigError(f"--executor {executor}: `jurat serve` runs jobs with the local "
+                              "executor only for now (fix: --executor local)")
+        del ray_address
+        served = load_served(campaigns)
+        if key_path is not None:
+            key = load_private_key(key_path)
+        else:
+            key, key_path, created = load_or_create_default_key()
+            if created:
+                console.print(f"created a signing key at {key_path}", markup=False)
+        choice = choose_log_key(log_key, key_path)
+        check_log_key(choice)
+        ledger = open_ledger(ledger_url)
+    except JuratError as exc:
+        return print_error(exc, code=ExitCode.INPUT)
+    with ledger:
+        try:
+            signer = open_log_signer(choice, ledger)
+            check_campaigns(served, ledger)
+        except ConfigError as exc:
+            return print_error(exc, code=ExitCode.INPUT)
+        url = f"http://{host}:{port}"
+        try:
+            serve_forever(served, ledger=ledger, ledger_url=ledger_url, key=key,
+                          log_signer=signer.signer, host=host, port=port,
+                          ready=lambda: console.print(
+                              f"serving {', '.join(c.id for c in served)} on {url} "
+                              f"(ledger {ledger.url}; OpenAPI at {url}/openapi.json)",
+                              markup=False, highlight=False))
+        except ConfigError as exc:
+            return print_error(exc, code=ExitCode.INPUT)
+    return ExitCode.OK

@@ -1,0 +1,224 @@
+"""The HTTP face of ``Service``: FastAPI routes, Bearer tokens, errors as JSON.
+
+Threat model. Every route but ``/healthz`` needs a token; a missing, unknown or revoked
+one is a 401 that says no more. What a token may see is decided by ``Service``
+(``campaign_for``, ``job_for``), never here. Every refusal is JSON (``ErrorOut``) naming
+the field and the fix; an unexpected failure is a bare 500 whose detail goes to the log
+only, since exception text from deeper layers may quote what a contributor must not read.
+"""
+
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from jurat import __version__
+from jurat.models._artifact import MAX_ARTIFACT_BYTES
+from jurat.service._errors import Refused
+from jurat.service._limits import BodyLimit, body_limit
+from jurat.service._models import (
+    AdjudicationAccepted,
+    AdjudicationRequest,
+    CampaignInfo,
+    CampaignList,
+    CheckpointOut,
+    DecisionRow,
+    DecisionsPage,
+    ErrorOut,
+    JobAccepted,
+    JobOut,
+    JobRequest,
+)
+from jurat.service._service import Service
+from jurat.service._tokens import Principal, TokenStore
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("jurat.service")
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422)}
+_READERS = ("operator", "reviewer")
+_RECEIPT_READERS = ("operator", "reviewer", "verifier")
+_bearer = HTTPBearer(auto_error=False)
+
+
+def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
+               max_body_bytes: int = body_limit(MAX_ARTIFACT_BYTES)) -> FastAPI:
+    """The app; ``open_service()`` gives the async context manager of the ``Service`` it
+    serves, entered when the app starts and left when it stops. Request bodies larger
+    than ``max_body_bytes`` are refused (413) as they are read (``_limits``)."""
+    box: dict[str, Service] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with open_service() as service:
+            box["service"] = service
+            yield
+            box.clear()
+
+    app = FastAPI(title="jurat", version=__version__, lifespan=lifespan,
+                  description="The jurat HTTP oracle (docs/service.md).")
+
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+
+    def service() -> Service:
+        return box["service"]
+
+    def principal(credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                         Depends(_bearer)]) -> Principal:
+        found = tokens.lookup(credentials.credentials) if credentials is not None else None
+        if found is None:
+            raise Refused(401, "a valid Bearer token is required",
+                          fix="send Authorization: Bearer <token from `jurat token create`>")
+        return found
+
+    Who = Annotated[Principal, Depends(principal)]
+
+    @app.exception_handler(Refused)
+    async def refused(_: Request, exc: Refused) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query",
+                                                                             "path"))
+        detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+                   "type": str(e.get("type", ""))} for e in errors]
+        return JSONResponse({"error": f"{where or 'request'}: {first.get('msg')}",
+                             "field": where or None, "fix": "see /openapi.json for the shape",
+                             "detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own refusals (a body that is not JSON: 400), in the same shape.
+        return JSONResponse({"error": str(exc.detail), "field": None,
+                             "fix": "send a JSON body as /openapi.json describes"},
+                            status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def failed(_: Request, exc: Exception) -> JSONResponse:
+        log.error("request failed", exc_info=exc)
+        return JSONResponse({"error": "internal error (the server's log has the detail)",
+                             "field": None, "fix": None}, status_code=500)
+
+    @app.get("/healthz", include_in_schema=True)
+    async def healthz() -> dict[str, str]:
+        """200 once the server is ready."""
+        return {"status": "ok"}
+
+    @app.get("/v1/campaigns", responses=_ERRORS)
+    async def campaigns(who: Who) -> CampaignList:
+        """The campaigns served, with their policy digests."""
+        return CampaignList(campaigns=[
+            CampaignInfo(id=cid, kind=s.campaign.policy.kind, policy_sha256=s.policy_sha256)
+            for cid, s in service().served.items() if who.covers(cid)])
+
+    @app.post("/v1/campaigns/{campaign_id}/jobs", status_code=202, responses=_ERRORS)
+    async def submit(campaign_id: str, body: JobRequest, who: Who) -> JobAccepted:
+        """Submit a job; 202 once it is durable. The same body again gives the same job."""
+        state = await service().submit(who, campaign_id, body)
+        return JobAccepted(job_id=state.job_id, status=state.status)
+
+    @app.get("/v1/jobs/{job_id}", responses=_ERRORS)
+    async def job(job_id: str, who: Who) -> JobOut:
+        """A job's status and, once decided, its latest decision."""
+        svc = service()
+        state = svc.job_for(who, job_id, roles=_READERS, owner=True)
+        decision, version = svc.decision_of(state)
+        return JobOut(job_id=state.job_id, campaign_id=state.campaign_id,
+                      artifact_id=state.artifact_id, status=state.status,
+                      decision=decision, review_version=version)
+
+    receipt_doc: dict[int | str, dict[str, Any]] = {
+        **_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},
+                         "description": "The Sigstore bundle, byte for byte."}}
+
+    @app.get("/v1/jobs/{job_id}/receipt", responses=receipt_doc, response_class=Response)
+    async def receipt(job_id: str, who: Who,
+                      version: Annotated[int | None, Query(ge=1, le=1_000_000)] = None
+                      ) -> Response:
+        """The latest review's signed bundle, byte for byte (``?version=N``: an earlier one)."""
+        svc = service()
+        state = svc.job_for(who, job_id, roles=_RECEIPT_READERS, owner=True)
+        _, signed = svc.receipt_of(state, version)
+        return Response(content=signed, media_type="application/json")
+
+    @app.get("/v1/jobs/{job_id}/proof", responses=_ERRORS)
+    async def proof(job_id: str, who: Who) -> dict[str, Any]:
+        """The latest receipt's inclusion proof against the latest checkpoint covering it
+        (the ``*.proof.json`` `jurat verify --checkpoint` reads)."""
+        svc = service()
+        state = svc.job_for(who, job_id, roles=_RECEIPT_READERS, owner=True)
+        seq, _ = svc.receipt_of(state)
+        covered = svc.ledger.checkpoints()
+        if not covered or covered[-1].tree_size <= seq:
+            raise Refused(409, "the receipt is not in a signed checkpoint yet",
+                          fix=f"retry in {svc.checkpoint_interval:g} s")
+        result: dict[str, Any] = svc.ledger.prove_entries([seq])[0].model_dump(mode="json")
+        return result
+
+    @app.post("/v1/jobs/{job_id}/adjudication", status_code=202, responses=_ERRORS)
+    async def adjudication(job_id: str, body: AdjudicationRequest, who: Who
+                           ) -> AdjudicationAccepted:
+        """A reviewer settles an escalated decision: a new signed review version."""
+        version = await service().adjudicate(who, job_id, body.disposition, body.rationale)
+        return AdjudicationAccepted(job_id=job_id, review_version=version)
+
+    @app.get("/v1/campaigns/{campaign_id}/decisions", responses=_ERRORS)
+    async def decisions(campaign_id: str, who: Who,
+                        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                        cursor: Annotated[str | None, Query(max_length=18,
+                                                            pattern=r"^[0-9]+$")] = None
+                        ) -> DecisionsPage:
+        """Every receipt of the campaign in ledger order, paged."""
+        if who.role not in ("operator", "verifier"):
+            raise Refused(403, f"a {who.role} token cannot list decisions",
+                          fix="use an operator or verifier token")
+        svc = service()
+        svc.campaign_for(who, campaign_id)
+        return _page(svc, campaign_id, limit, int(cursor) if cursor else None)
+
+    @app.get("/v1/checkpoint", responses=_ERRORS)
+    async def checkpoint(who: Who) -> CheckpointOut:
+        """The latest signed checkpoint."""
+        stored = service().ledger.checkpoints()
+        if not stored:
+            raise Refused(404, "no checkpoint yet", fix="retry once a job is decided")
+        latest = stored[-1]
+        return CheckpointOut(tree_size=latest.tree_size, root_hash=latest.root_hash,
+                             note=latest.note)
+
+    return app
+
+
+def _page(svc: Service, campaign_id: str, limit: int, cursor: int | None) -> DecisionsPage:
+    from jurat.ledger import decode_receipt
+    from jurat.receipts import read_statement
+
+    rows: list[DecisionRow] = []
+    last: int | None = None
+    more = False
+    for entry in svc.ledger.entries(kind="receipt", campaign_id=campaign_id, after_seq=cursor):
+        if len(rows) == limit:
+            more = True
+            break
+        predicate = read_statement(decode_receipt(entry.payload, seq=entry.seq))["predicate"]
+        rows.append(DecisionRow(
+            job_id=str(entry.payload.get("adjudicates", entry.job_id)),
+            artifact_id=str(predicate["artifact"]["id"]),
+            review_version=int(entry.payload["review_version"]),
+            decision=predicate["decision"]))
+        last = entry.seq
+    return DecisionsPage(decisions=rows, next=str(last) if more and last is not None else None)
+

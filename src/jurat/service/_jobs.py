@@ -1,0 +1,130 @@
+"""The service's jobs: their identity, what the ledger records about them, and their state.
+
+The ledger is the durable queue of record (docs/service.md, "Durability"). A job is
+accepted by appending its ``job_received`` entry, which carries, besides the fields
+`jurat run` records (artifact and policy digests, task version, evaluator, attempt), a
+``service`` object with what a restart needs to run it again: the artifact as submitted,
+its contributor, assignment and verified upstream receipts. The 202 is sent after that
+entry is committed. On start, every ``job_received`` with a ``service`` object and no
+receipt is run again through the runner, which resumes from the recorded samples and never
+draws one twice (runner/_run.py).
+
+An adjudicated review is a receipt of its own ledger job (the ledger keeps one receipt per
+job), ``adjudication_job(job, version)``, whose payload names the job it reviews
+(``adjudicates``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from jurat import __version__
+from jurat.canonical import digest_json
+from jurat.models import Artifact, ArtifactSpec, Campaign
+from jurat.service._models import JobStatus
+
+__all__ = [
+    "SERVICE_KEY",
+    "JobState",
+    "adjudication_job",
+    "job_identity",
+    "ledger_artifact_id",
+    "receipt_inputs",
+    "received_payload",
+    "spec_of",
+]
+
+#: The key of the ``service`` object in a ``job_received`` payload.
+SERVICE_KEY = "service"
+_IDENTITY = "jurat.service.job/v1"
+
+
+@dataclass
+class JobState:
+    """One job as the server tracks it; rebuilt from the ledger on start."""
+
+    job_id: str
+    """The job id (``job_identity``), also its ledger job."""
+    campaign_id: str
+    """Its campaign."""
+    artifact_id: str
+    """As submitted."""
+    ledger_artifact_id: str
+    """As the ledger and the receipt record it (``ledger_artifact_id``)."""
+    contributor: str | None
+    """Who submitted it; a contributor token reads only jobs with its subject here."""
+    status: JobStatus = "queued"
+    """queued until a slot is free, running, decided once it has a receipt, or failed."""
+    reviews: list[tuple[int, int]] = field(default_factory=list)
+    """(review version, ledger seq of its receipt), oldest first."""
+    durable: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once its ``job_received`` entry is committed."""
+
+
+def ledger_artifact_id(artifact_id: str, contributor: str | None) -> str:
+    """``<contributor>:<id>``: contributors choose their ids, so two of them may pick the
+    same one; the ledger's review versions (per campaign and artifact id) must never chain
+    one contributor's receipt to another's. Neither part may contain ``:``."""
+    return artifact_id if contributor is None else f"{contributor}:{artifact_id}"
+
+
+def job_identity(campaign: Campaign, policy_sha256: str, artifact: Artifact, *,
+                 contributor: str | None, assignment: str | None,
+                 upstream: tuple[dict[str, JsonValue], ...]) -> str:
+    """The job id: sha256 of the canonical JSON of everything the job is bound to (seed
+    000: "Bind every job to the artifact digest, task version, campaign policy, evaluator
+    version, and attempt identity"); here the attempt is the submission itself (who, which
+    artifact id, which assignment, which upstream receipts). The same body gives the same
+    id, so a retried submission finds its job and draws no new sample."""
+    return digest_json({
+        "identity": _IDENTITY,
+        "campaign": campaign.id,
+        "policy_sha256": policy_sha256,
+        "task_version": campaign.policy.task_version,
+        "evaluator": f"jurat/{__version__}",
+        "contributor": contributor,
+        "assignment": assignment,
+        "artifact": {"id": artifact.id, "sha256": artifact.sha256,
+                     "media_type": artifact.media_type, "task": artifact.task},
+        "upstream": [dict(u) for u in upstream],
+    })
+
+
+def adjudication_job(job_id: str, version: int) -> str:
+    """The ledger job of review ``version`` of ``job_id`` made by an adjudication."""
+    return digest_json({"identity": "jurat.service.adjudication/v1", "job": job_id,
+                        "review_version": version})
+
+
+def received_payload(policy_sha256: str, campaign: Campaign, artifact: Artifact, *,
+                     submitted_id: str, contributor: str | None, assignment: str | None,
+                     upstream: tuple[dict[str, JsonValue], ...]) -> dict[str, JsonValue]:
+    """The ``job_received`` payload: `jurat run`'s fields plus the ``service`` object."""
+    return {
+        "artifact_sha256": artifact.sha256, "policy_sha256": policy_sha256,
+        "task_version": campaign.policy.task_version, "evaluator": f"jurat/{__version__}",
+        "attempt": 1,
+        SERVICE_KEY: {
+            "artifact_id": submitted_id, "contributor": contributor, "assignment": assignment,
+            "media_type": artifact.media_type, "task": artifact.task, "text": artifact.text,
+            "upstream_receipts": [dict(u) for u in upstream],
+        },
+    }
+
+
+def spec_of(service: dict[str, Any]) -> ArtifactSpec:
+    """The artifact entry a recorded ``service`` object describes (for re-intake on resume)."""
+    return ArtifactSpec(id=str(service["artifact_id"]), text=str(service["text"]),
+                        media_type=service.get("media_type"), task=service.get("task"),
+                        contributor=service.get("contributor"))
+
+
+def receipt_inputs(service: dict[str, Any]) -> dict[str, JsonValue]:
+    """The receipt's ``inputs`` a recorded job adds to the runner's: its assignment and its
+    verified upstream receipts (docs/receipt-format.md §6.4)."""
+    return {"assignment": service.get("assignment"),
+            "upstream_receipts": list(service.get("upstream_receipts", ()))}

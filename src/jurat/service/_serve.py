@@ -1,0 +1,54 @@
+"""`jurat serve`: open the ledger and keys, build the app, run uvicorn until stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jurat.errors import ConfigError
+from jurat.ledger import Ledger, LogSigner
+from jurat.models import Campaign, load_campaign
+from jurat.receipts import PrivateKey
+from jurat.service._deps import require_serve
+from jurat.service._limits import body_limit
+from jurat.service._service import CHECKPOINT_INTERVAL_S, Service
+from jurat.service._tokens import TokenStore
+
+__all__ = ["load_served", "serve_forever"]
+
+
+def load_served(paths: Sequence[Path]) -> list[Campaign]:
+    """The campaign files to serve (they may list no artifacts; any they list are not run)."""
+    if not paths:
+        raise ConfigError("name at least one campaign file (fix: jurat serve campaign.toml)")
+    return [load_campaign(path, served=True) for path in paths]
+
+
+def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: str | None,
+                  key: PrivateKey, log_signer: LogSigner, host: str, port: int,
+                  checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                  ready: Any = None) -> None:
+    """Serve until interrupted. The ledger and keys are the caller's (it closes them)."""
+    require_serve()
+    import uvicorn
+
+    from jurat.service._app import create_app
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with contextlib.closing(TokenStore(ledger_url)) as tokens:
+        biggest = max(c.intake.max_artifact_bytes for c in campaigns)
+        app = create_app(lambda: Service(campaigns, ledger=ledger, key=key,
+                                         log_signer=log_signer,
+                                         checkpoint_interval=checkpoint_interval), tokens,
+                         max_body_bytes=body_limit(biggest))
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                lifespan="on", access_log=False)
+        server = uvicorn.Server(config)
+        if ready is not None:
+            ready()
+        server.run()

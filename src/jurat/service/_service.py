@@ -1,0 +1,432 @@
+"""The HTTP oracle's state: served campaigns, jobs, the ledger, the keys; no HTTP here.
+
+``Service`` is an async context manager that owns what it opens: the judge engine, the
+ledger's group commit, the runner of each campaign and the background tasks (jobs, the
+checkpoint loop). ``_app.py`` maps requests onto its methods; every refusal is a
+``Refused`` with its status. Who may do what is decided here, in ``_access``, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import tempfile
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from jurat.errors import CampaignError, ConfigError, JuratError, LedgerError
+from jurat.judges import Engine
+from jurat.ledger import GroupCommit, Ledger, LogSigner, decode_receipt
+from jurat.models import Adjudication, Artifact, ArtifactSpec, Campaign, policy_digest
+from jurat.receipts import (
+    PrivateKey,
+    PublicKey,
+    read_statement,
+)
+from jurat.runner import (
+    JobRunner,
+    Progress,
+    RunOptions,
+    artifacts_in_flight,
+    intake_spec,
+    preflight,
+)
+from jurat.service._adjudication import adjudicated_receipt
+from jurat.service._errors import Refused
+from jurat.service._jobs import (
+    SERVICE_KEY,
+    JobState,
+    adjudication_job,
+    job_identity,
+    ledger_artifact_id,
+    receipt_inputs,
+    received_payload,
+    spec_of,
+)
+from jurat.service._models import JobRequest
+from jurat.service._references import quotes_reference, reference_lines
+from jurat.service._tokens import Principal
+from jurat.service._upstream import trusted_keys, verify_upstream
+
+__all__ = ["Served", "Service", "check_campaigns"]
+
+log = logging.getLogger("jurat.service")
+
+#: Seconds between checkpoints while receipts are being added.
+CHECKPOINT_INTERVAL_S = 2.0
+
+
+@dataclass
+class Served:
+    """One campaign the server serves."""
+
+    campaign: Campaign
+    """The campaign file as loaded."""
+    policy_sha256: str
+    """Its pinned policy's digest."""
+    runner: JobRunner
+    """The runner of `jurat run`, which every job of the campaign goes through."""
+    slots: asyncio.Semaphore
+    """At most ``artifacts_in_flight`` jobs run at once, as in `jurat run`."""
+    upstream_keys: tuple[PublicKey, ...]
+    """The keys of ``[upstream]``."""
+    references: tuple[str, ...]
+    """Lines of the campaign's tests a rationale may not quote (``_references``)."""
+
+
+def now_utc() -> str:
+    """UTC now as RFC 3339 with microseconds and ``Z``: when an adjudication was made."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def check_campaigns(campaigns: Sequence[Campaign], ledger: Ledger,
+                    engine: Engine | None = None) -> None:
+    """What refuses to serve, before anything is written (ConfigError, exit 3): the
+    campaigns' preflight (destinations, API keys, adapters) and a live campaign that
+    changed: an id the ledger knows under another policy (docs/service.md, "Starting")."""
+    ids = [c.id for c in campaigns]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("two campaign files have the same [campaign] id (fix: serve "
+                          "each campaign once)")
+    engine = engine or Engine()
+    for campaign in campaigns:
+        if campaign.policy.kind in ("pairwise", "equivalence"):
+            raise ConfigError(
+                f"{campaign.source}: `jurat serve` takes one artifact per job, and a "
+                f"{campaign.policy.kind} campaign judges pairs (fix: serve rubric or criteria "
+                "campaigns; evaluate pairs with `jurat run`)")
+        preflight(campaign, engine)
+        mine = policy_digest(campaign.policy)
+        for entry in ledger.entries(kind="job_received", campaign_id=campaign.id):
+            theirs = entry.payload.get("policy_sha256")
+            if theirs != mine:
+                raise ConfigError(
+                    f"campaign {campaign.id!r} is in the ledger under another policy "
+                    f"(sha256 {theirs}); this file's policy is {mine}. A live campaign "
+                    "never changes (fix: give the changed campaign a new [campaign] id)")
+
+
+class Service:
+    """The served campaigns and their jobs, over one ledger and one signing key."""
+
+    def __init__(self, campaigns: Sequence[Campaign], *, ledger: Ledger, key: PrivateKey,
+                 log_signer: LogSigner, checkpoint_interval: float = CHECKPOINT_INTERVAL_S
+                 ) -> None:
+        self._campaigns = list(campaigns)
+        self.ledger = ledger
+        self.key = key
+        self.log_signer = log_signer
+        self.checkpoint_interval = checkpoint_interval
+        self.served: dict[str, Served] = {}
+        self.jobs: dict[str, JobState] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stack = AsyncExitStack()
+        self._receipts_since_checkpoint = 0
+        self._log: GroupCommit | None = None
+        self._artifact_locks: dict[tuple[str, str], asyncio.Lock] = {}
+        """One job at a time per (campaign, ledger artifact id): jobs of one artifact id
+        chain review versions, and two running at once would claim the same version."""
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> Service:
+        try:
+            await self._open()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
+        await self._stack.aclose()
+
+    async def _open(self) -> None:
+        engine = Engine()
+        check_campaigns(self._campaigns, self.ledger, engine)
+        await self._stack.enter_async_context(engine)
+        self._log = await self._stack.enter_async_context(self.ledger.group_commit())
+        out = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="jurat-serve-")))
+        for campaign in self._campaigns:
+            runner = JobRunner(campaign, RunOptions(out_dir=out, quiet=True), ledger=self.ledger,
+                             log=self._log, key=self.key, progress=Progress(), telemetry=None,
+                             engine=engine)
+            self._stack.callback(runner.close)
+            limit = artifacts_in_flight(campaign.policy, None, campaign.intake)
+            self.served[campaign.id] = Served(
+                campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
+                slots=asyncio.Semaphore(limit), upstream_keys=trusted_keys(campaign),
+                references=reference_lines(campaign))
+        self._resume()
+        # Receipts recorded since the last checkpoint (a server stopped before signing it)
+        # get theirs too.
+        stored = self.ledger.checkpoints()
+        if self.ledger.size() > (stored[-1].tree_size if stored else 0):
+            self._receipts_since_checkpoint = 1
+        self._spawn(self._checkpoints())
+
+    def _resume(self) -> None:
+        """Rebuild the jobs from the ledger and run again every one without a receipt."""
+        for entry in self.ledger.entries(kind="job_received"):
+            service = entry.payload.get(SERVICE_KEY)
+            served = self.served.get(entry.campaign_id or "")
+            if not isinstance(service, dict) or served is None:
+                continue
+            state = JobState(job_id=entry.job_id, campaign_id=served.campaign.id,
+                             artifact_id=str(service["artifact_id"]),
+                             ledger_artifact_id=entry.artifact_id or "",
+                             contributor=service.get("contributor"))
+            state.durable.set()
+            self.jobs[entry.job_id] = state
+        for entry in self.ledger.entries(kind="receipt"):
+            job = entry.payload.get("adjudicates", entry.job_id)
+            reviewed = self.jobs.get(str(job))
+            if reviewed is not None:
+                reviewed.reviews.append((int(entry.payload["review_version"]), entry.seq))
+                reviewed.status = "decided"
+        for undecided in self.jobs.values():
+            if undecided.status != "decided":
+                self._start(undecided)
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _checkpoints(self) -> None:
+        """Sign a checkpoint every ``checkpoint_interval`` seconds while receipts arrive, so
+        a decided job's proof is soon available."""
+        while True:
+            await asyncio.sleep(self.checkpoint_interval)
+            if self._receipts_since_checkpoint:
+                pending, self._receipts_since_checkpoint = self._receipts_since_checkpoint, 0
+                try:
+                    await asyncio.to_thread(self.ledger.checkpoint, self.log_signer)
+                except JuratError:
+                    log.exception("signing a checkpoint failed; trying again")
+                    self._receipts_since_checkpoint += pending
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def _start(self, state: JobState) -> None:
+        self._spawn(self._run(state))
+
+    async def _run(self, state: JobState) -> None:
+        """Run one job from what its ``job_received`` entry recorded, new or resumed alike.
+
+        A queued job holds no artifact: it is read back from the ledger when a slot is
+        free, so jobs waiting for one take no more memory than their state, however many
+        were submitted, and a resumed job runs exactly as a new one.
+        """
+        served = self.served[state.campaign_id]
+        same = self._artifact_locks.setdefault((state.campaign_id, state.ledger_artifact_id),
+                                               asyncio.Lock())
+        try:
+            async with same, served.slots:
+                state.status = "running"
+                service = self._received(state)
+                artifact = intake_spec(served.campaign, spec_of(service), "artifact")
+                artifact = artifact.model_copy(update={"id": state.ledger_artifact_id})
+                result = await served.runner.run_one(artifact, job=state.job_id,
+                                                     inputs=receipt_inputs(service))
+            # The service serves receipts from the ledger: the runner's file copy would
+            # only fill the temporary directory, one file per job.
+            Path(result.receipt_path).unlink(missing_ok=True)
+            if not state.reviews or state.reviews[-1][1] != result.receipt_seq:
+                state.reviews.append((result.review_version, result.receipt_seq or 0))
+            state.status = "decided"
+            self._receipts_since_checkpoint += 1
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Recorded in the ledger (evaluation_failed) by the runner for JuratErrors; the
+            # job runs again when the server restarts. Never shown to the contributor.
+            log.exception("job %s failed", state.job_id)
+            state.status = "failed"
+
+    def _received(self, state: JobState) -> dict[str, Any]:
+        entry = next(self.ledger.entries(job_id=state.job_id, kind="job_received"))
+        service = entry.payload[SERVICE_KEY]
+        assert isinstance(service, dict)
+        return service
+
+    # -- access ------------------------------------------------------------------------
+
+    def campaign_for(self, principal: Principal, campaign_id: str) -> Served:
+        """The served campaign, if the token's scope covers it (404 otherwise: a token of
+        another campaign learns nothing about this one)."""
+        served = self.served.get(campaign_id)
+        if served is None or not principal.covers(campaign_id):
+            raise Refused(404, f"no campaign {campaign_id!r} for this token",
+                          field="campaign_id", fix="use a campaign id GET /v1/campaigns lists")
+        return served
+
+    def job_for(self, principal: Principal, job_id: str, *, roles: tuple[str, ...],
+                owner: bool) -> JobState:
+        """The job, if the token may read it: ``roles`` always, a contributor only its own
+        (``owner``). Anything else is a 404, as for a job that does not exist, so a token
+        cannot probe for other contributors' jobs. A role outside ``roles`` is a 403."""
+        state = self.jobs.get(job_id)
+        if principal.role not in roles and not (owner and principal.role == "contributor"):
+            raise Refused(403, f"a {principal.role} token cannot do this",
+                          fix=f"use a token with role {' or '.join(roles)}")
+        missing = Refused(404, f"no job {job_id!r} for this token", field="job_id",
+                          fix="use the job_id the submission returned")
+        if state is None or not principal.covers(state.campaign_id) or not state.durable.is_set():
+            raise missing
+        if principal.role == "contributor" and (
+                principal.subject is None or principal.subject != state.contributor):
+            raise missing
+        return state
+
+    # -- submitting --------------------------------------------------------------------
+
+    def _artifact(self, served: Served, request: JobRequest, contributor: str | None
+                  ) -> Artifact:
+        given = request.artifact
+        if (given.text is None) == (given.content_base64 is None):
+            raise Refused(422, "give exactly one of artifact.text and artifact.content_base64",
+                          field="artifact.text", fix='send {"artifact": {"id": "c1", "text": '
+                          '"…"}}')
+        text = given.text
+        if given.content_base64 is not None:
+            try:
+                text = base64.b64decode(given.content_base64, validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError) as exc:
+                raise Refused(422, "artifact.content_base64 is not base64 of UTF-8 text",
+                              field="artifact.content_base64",
+                              fix="base64-encode the UTF-8 bytes, or send text") from exc
+        spec = ArtifactSpec(id=given.id, text=text, media_type=given.media_type or "text/plain",
+                            task=given.task, contributor=contributor)
+        try:
+            return intake_spec(served.campaign, spec, "artifact")
+        except CampaignError as exc:
+            if not (exc.field or "").startswith("artifact"):
+                raise  # the campaign's own files (its tests): the operator's problem, a 500
+            # Intake's words name campaign files; say only what the submitter can change.
+            limit = served.campaign.intake.max_artifact_bytes
+            raise Refused(413, f"the artifact is larger than this campaign's cap of {limit} "
+                          "bytes", field="artifact.text", fix="submit a smaller artifact"
+                          ) from exc
+
+    async def submit(self, principal: Principal, campaign_id: str, request: JobRequest
+                     ) -> JobState:
+        """Record the job durably (its ``job_received`` entry) and start it; the same
+        request again returns the same job without recording or sampling anything."""
+        if principal.role not in ("operator", "contributor"):
+            raise Refused(403, f"a {principal.role} token cannot submit jobs",
+                          fix="use a contributor or operator token")
+        served = self.campaign_for(principal, campaign_id)
+        contributor = request.contributor
+        if principal.role == "contributor":
+            if contributor is not None and contributor != principal.subject:
+                raise Refused(403, "a contributor token submits only as its own subject",
+                              field="contributor", fix="leave contributor out")
+            contributor = principal.subject
+        artifact = self._artifact(served, request, contributor)
+        upstream = verify_upstream(request.upstream_receipts, served.upstream_keys,
+                                   artifact.sha256)
+        job_id = job_identity(served.campaign, served.policy_sha256, artifact,
+                              contributor=contributor, assignment=request.assignment,
+                              upstream=upstream)
+        existing = self.jobs.get(job_id)
+        if existing is not None:
+            await existing.durable.wait()
+            if self.jobs.get(job_id) is not existing:
+                raise Refused(409, "the same job was being recorded and failed; submit again",
+                              fix="submit the same body again")
+            if existing.status == "failed":
+                # A job that failed part-way runs again from what it recorded: no sample
+                # recorded is drawn again (seed 000: a retry is not a new sample).
+                existing.status = "queued"
+                self._start(existing)
+            return existing
+        ledger_id = ledger_artifact_id(artifact.id, contributor)
+        state = JobState(job_id=job_id, campaign_id=campaign_id, artifact_id=artifact.id,
+                         ledger_artifact_id=ledger_id, contributor=contributor)
+        self.jobs[job_id] = state  # before the await: a concurrent duplicate waits on it
+        payload = received_payload(served.policy_sha256, served.campaign, artifact,
+                                   submitted_id=artifact.id, contributor=contributor,
+                                   assignment=request.assignment, upstream=upstream)
+        assert self._log is not None
+        try:
+            await self._log.append("job_received", job_id, payload, campaign_id=campaign_id,
+                                   artifact_id=ledger_id)
+        except BaseException:
+            del self.jobs[job_id]
+            state.durable.set()  # waiters find it gone and see the error themselves
+            raise
+        state.durable.set()
+        self._start(state)
+        return state
+
+    # -- reading -----------------------------------------------------------------------
+
+    def receipt_of(self, state: JobState, version: int | None = None) -> tuple[int, bytes]:
+        """(ledger seq, bytes) of the job's latest review, or of review ``version``."""
+        if not state.reviews:
+            raise Refused(409, f"job {state.job_id} is {state.status}: no receipt yet",
+                          fix="poll GET /v1/jobs/{job_id} until status is decided")
+        chosen = state.reviews[-1] if version is None else next(
+            (r for r in state.reviews if r[0] == version), None)
+        if chosen is None:
+            raise Refused(404, f"job {state.job_id} has no review version {version}",
+                          field="version",
+                          fix=f"versions: {', '.join(str(v) for v, _ in state.reviews)}")
+        entry = self.ledger.entry(chosen[1])
+        return entry.seq, decode_receipt(entry.payload, seq=entry.seq)
+
+    def decision_of(self, state: JobState) -> tuple[dict[str, Any] | None, int | None]:
+        """The latest review's ``predicate.decision`` and version, once decided."""
+        if not state.reviews:
+            return None, None
+        _, signed = self.receipt_of(state)
+        predicate = read_statement(signed)["predicate"]
+        return predicate["decision"], int(predicate["review"]["version"])
+
+    # -- adjudicating ------------------------------------------------------------------
+
+    async def adjudicate(self, principal: Principal, job_id: str, disposition: str,
+                         rationale: str) -> int:
+        """Sign and record review version n+1 of an escalated job, settled by a reviewer;
+        returns the new version."""
+        state = self.job_for(principal, job_id, roles=("reviewer",), owner=False)
+        served = self.served[state.campaign_id]
+        if quotes_reference(rationale, served.references):
+            raise Refused(422, "the rationale quotes the campaign's tests, which contributors "
+                          "must never see, and the receipt is published to them",
+                          field="rationale", fix="describe the failure without quoting tests")
+        async with self._artifact_locks.setdefault(
+                (state.campaign_id, state.ledger_artifact_id), asyncio.Lock()):
+            _, signed = self.receipt_of(state)
+            slot = self.ledger.next_review(state.campaign_id, state.ledger_artifact_id)
+            adjudication = Adjudication(reviewer=principal.name, at=now_utc(),
+                                        disposition=disposition, rationale=rationale)
+            new, decision = adjudicated_receipt(signed, slot, adjudication, self.key)
+            assert self._log is not None
+            job = adjudication_job(job_id, slot.version)
+            try:
+                await self._log.append("decision", job, decision.model_dump(mode="json"),
+                                       campaign_id=state.campaign_id,
+                                       artifact_id=state.ledger_artifact_id)
+                entry = await self._log.append_receipt(
+                    job, new, campaign_id=state.campaign_id,
+                    artifact_id=state.ledger_artifact_id, review=slot,
+                    extra={"adjudicates": job_id})
+            except LedgerError as exc:
+                raise Refused(409, "another review of this artifact was recorded first; "
+                              "read the job again") from exc
+            state.reviews.append((slot.version, entry.seq))
+            self._receipts_since_checkpoint += 1
+            return slot.version
