@@ -222,7 +222,7 @@ def print_profile(path: Path, top: int = 30) -> None:
 #: called once per artifact, per sample or per ledger entry; its CPU time is taken on the
 #: thread that runs it (the ledger's commits run on their own thread).
 STEPS = (
-    ("jurat.runner._run", "", "iter_artifacts", "read and intake dataset rows"),
+    ("jurat.runner._run", "", "iter_placed", "read and intake dataset rows"),
     ("jurat.ledger._store", "Ledger", "entries", "read the job's history (for a resume)"),
     ("jurat.judges._engine", "", "interpret", "validate each answer (strict JSON, ARCV schema)"),
     ("jurat.ledger._group", "", "prepare", "check and canonicalise each ledger entry"),
@@ -230,8 +230,8 @@ STEPS = (
      "commit thread: write the batches (SQL, Merkle nodes)"),
     ("jurat.runner._run", "", "decide", "fold"),
     ("jurat.ledger._store", "Ledger", "next_review", "read the receipt's review slot"),
-    ("jurat.runner._run", "", "decision_statement", "build the statement (re-derives the fold)"),
-    ("jurat.runner._run", "", "sign_statement", "sign the receipt (DSSE, ECDSA P-256)"),
+    ("jurat.runner._run", "", "decision_payload", "build the statement (re-derives the fold)"),
+    ("jurat.runner._run", "", "sign_payload", "sign the receipt (DSSE, ECDSA P-256)"),
 )
 
 
@@ -255,7 +255,7 @@ def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]
         owner: Any = importlib.import_module(module)
         owner = getattr(owner, cls) if cls else owner
         original = getattr(owner, name)
-        generator = name in ("entries", "iter_artifacts")
+        generator = name in ("entries", "iter_placed")
 
         def timed_call(*a: Any, _f: Any = original, _label: str = label,
                        _generator: bool = generator, **k: Any) -> Any:
