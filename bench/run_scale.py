@@ -3,7 +3,8 @@
     .venv/bin/python bench/run_scale.py [--sizes 1000,10000,100000] [--backends sqlite,pg]
                                         [--no-write]
 
-For each size and ledger backend, one `jurat run` process evaluates a campaign whose
+For each size and ledger backend, one `jurat run` command (with its default worker
+processes: one per core) evaluates a campaign whose
 artifacts are the rows of a JSON Lines dataset, judged by 3 `sim` judges x 5 samples
 (seeded, no latency): 15 judge calls per artifact, each a ledger entry. Reported: wall
 time per artifact and its ratio to the smallest size measured in the same run (the
@@ -161,8 +162,9 @@ def _text(load: tuple[float, float, float], lines: list[str]) -> str:
     machine = f"{platform.python_implementation()} {platform.python_version()}, " \
               f"{os.cpu_count()} cores"
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    text = (f"Measured {stamp} on {machine}: one `jurat run` process per row, 3 sim judges "
-            "x 5 samples per artifact, artifacts from a JSON Lines dataset; \"vs\" is the "
+    text = (f"Measured {stamp} on {machine}: one `jurat run` command per row (its default "
+            "worker processes, one per core; CPU is all of them, peak RSS the largest), 3 sim "
+            "judges x 5 samples per artifact, artifacts from a JSON Lines dataset; \"vs\" is the "
             "time per artifact against the smallest size of the same backend in this run. "
             f"Load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (the machine "
             "is shared).\n\n"

@@ -41,6 +41,9 @@ sys.path.insert(0, str(ROOT / "src"))
 import httpx  # noqa: E402
 from _readme import write_section  # noqa: E402
 
+from tests.service._support import SIM_PANEL  # noqa: E402
+from tests.support.ready import wait_ready  # noqa: E402
+
 POLL_S = 0.1
 #: Jobs each client keeps in flight (submitted, receipt not yet read): a closed loop, so the
 #: latency measured is the service's, not a queue the benchmark built in front of it.
@@ -57,27 +60,7 @@ version = "bench/1"
 hard_gates = []
 criteria = [ {{ id = "correctness", weight = 1.0 }} ]
 
-[[judges]]
-id = "A"
-provider = "sim"
-seed = 1
-samples = 5
-latency_ms = {latency}
-
-[[judges]]
-id = "B"
-provider = "sim"
-seed = 2
-samples = 5
-latency_ms = {latency}
-
-[[judges]]
-id = "C"
-provider = "sim"
-seed = 3
-samples = 5
-latency_ms = {latency}
-
+""" + SIM_PANEL + """
 [[datasets]]
 path = "items.jsonl"
 """
@@ -154,17 +137,7 @@ def run_service(work: Path, env: dict[str, str], n: int, clients: int) -> dict[s
          "--key", "keys/jurat.key", "--port", str(port)], cwd=work, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"jurat serve did not start: {server.stderr.read()[-3000:]}"
-                                   if server.stderr else "jurat serve did not start")
-            time.sleep(0.1)
+        wait_ready(url, server, why=lambda: server.stderr.read()[-3000:] if server.stderr else "")
         latencies: list[float] = []
         done_at: list[float] = []
         shares = [list(range(c, n, clients)) for c in range(clients)]
@@ -199,7 +172,7 @@ def main() -> int:
         work = Path(tmp)
         env = {**os.environ, "XDG_CONFIG_HOME": str(work / "cfg"),
                "XDG_STATE_HOME": str(work / "state")}
-        (work / "campaign.toml").write_text(CAMPAIGN.format(latency=args.latency_ms))
+        (work / "campaign.toml").write_text(CAMPAIGN.format(samples=5, latency=args.latency_ms))
         with (work / "items.jsonl").open("w") as out:
             for i in range(n):
                 out.write(json.dumps({"id": f"a{i}", "text": _text(i)}) + "\n")

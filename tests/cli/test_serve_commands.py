@@ -113,6 +113,17 @@ def test_adjudicate_settles_an_escalation_of_jurat_run(tmp_path: Path) -> None:
     assert predicate["review"]["adjudication"]["reviewer"] == "rita"
     assert invoke("verify", str(out), "--key", str(env.pub)).exit_code == 0
     assert invoke("replay", env.ledger_url, "--key", str(env.pub)).exit_code == 0
+    # The same run again reuses the artifact's latest review: the adjudicated accept.
+    again = invoke("run", str(campaign), "--out", str(tmp_path / "out"), "--ledger",
+                   env.ledger_url, "--key", str(env.key), "--quiet")
+    assert again.exit_code == 0, again.output
+    assert "v2 (reused)" in again.output and "0 drawn in this run" in again.output
+    # The output directory holds the latest review, and its proof is for that review.
+    assert (tmp_path / "out" / "sq.sigstore.json").read_bytes() == out.read_bytes()
+    checked = invoke("verify", str(tmp_path / "out" / "sq.sigstore.json"), "--key",
+                     str(env.pub), "--checkpoint", env.ledger_url.removeprefix("sqlite:///")
+                     + ".checkpoint", "--log-key", str(env.log_key.with_suffix(".pub")))
+    assert checked.exit_code == 0, checked.output
 
 
 def test_serve_without_fastapi_says_what_to_install(tmp_path: Path,

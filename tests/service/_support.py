@@ -23,6 +23,7 @@ from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key
 from jurat.service import Service, TokenStore
 from jurat.service._app import create_app
+from tests.support.ready import wait_ready
 
 #: In the hidden tests, and so in nothing a contributor can read.
 MARKER = "QZX-HIDDEN-4f2a91"
@@ -42,6 +43,14 @@ def test_reference():
 GOOD = "def square(x):\n    return x * x\n"
 BAD = "def square(x):\n    return x + x\n"
 
+#: Three seeded sim judges, ``{samples}`` samples each, ``{latency}`` ms per call (a
+#: ``str.format`` template, as the campaigns that end with it).
+SIM_PANEL = "".join(
+    f'\n[[judges]]\nid = "{name}"\nprovider = "sim"\nseed = {seed}\n'
+    "samples = {samples}\nlatency_ms = {latency}\n"
+    for seed, name in enumerate("ABC", start=1)
+)
+
 #: A code campaign: hidden tests with the marker, gates that veto, a sim panel.
 CODE = """\
 [campaign]
@@ -58,27 +67,7 @@ criteria = [ {{ id = "correctness", weight = 1.0 }} ]
 tests = "tests/test_square.py"
 limits = {{ wall_s = 20, cpu_s = 10, memory_mb = 256 }}
 
-[[judges]]
-id = "A"
-provider = "sim"
-seed = 1
-samples = {samples}
-latency_ms = {latency}
-
-[[judges]]
-id = "B"
-provider = "sim"
-seed = 2
-samples = {samples}
-latency_ms = {latency}
-
-[[judges]]
-id = "C"
-provider = "sim"
-seed = 3
-samples = {samples}
-latency_ms = {latency}
-"""
+""" + SIM_PANEL
 
 #: Text judged by a sim panel alone: no sandbox, so many jobs are cheap.
 TEXT = """\
@@ -92,27 +81,7 @@ version = "essay/1"
 hard_gates = []
 criteria = [ {{ id = "correctness", weight = 1.0 }} ]
 
-[[judges]]
-id = "A"
-provider = "sim"
-seed = 1
-samples = {samples}
-latency_ms = {latency}
-
-[[judges]]
-id = "B"
-provider = "sim"
-seed = 2
-samples = {samples}
-latency_ms = {latency}
-
-[[judges]]
-id = "C"
-provider = "sim"
-seed = 3
-samples = {samples}
-latency_ms = {latency}
-"""
+""" + SIM_PANEL
 
 #: Every panel accepts, but the tier needs an adjudication: every good artifact escalates.
 CRITICAL = """\
@@ -245,16 +214,7 @@ def subprocess_server(env: Env, names: tuple[str, ...]) -> Iterator[tuple[subpro
                                             "XDG_CONFIG_HOME": str(env.root / "cfg")})
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, (env.root / f"serve-{port}.log").read_text()
-            assert time.monotonic() < deadline, "the server did not become ready"
-            time.sleep(0.1)
+        wait_ready(url, proc, why=(env.root / f"serve-{port}.log").read_text)
         yield proc, url
     finally:
         if proc.poll() is None:

@@ -191,7 +191,7 @@ class JobRunner:
         history = list(self.ledger.entries(job_id=job)) if known else []
         receipt = next((e for e in reversed(history) if e.kind == "receipt"), None)
         if receipt is not None:
-            return self._reuse(artifact, receipt)
+            return self._reuse(artifact, self._latest_review(artifact, job, receipt))
         received = next((e for e in history if e.kind == "job_received"), None)
         recorded = [Vote.model_validate(e.payload["vote"]) for e in history
                     if e.kind == "sample_recorded"]
@@ -311,16 +311,29 @@ class JobRunner:
             return ReviewSlot(version=1)
         return self.ledger.next_review(self.campaign.id, artifact.id)
 
+    def _latest_review(self, artifact: Artifact, job: str, receipt: Entry) -> Entry:
+        """The job's latest review: its own receipt, or a later review that adjudicated it
+        (`jurat adjudicate`, the service: a receipt of its own ledger job that names this
+        one in ``adjudicates``)."""
+        latest = self.ledger.latest_receipt(self.campaign.id, artifact.id)
+        if latest is not None:
+            entry, _ = latest
+            if entry.seq > receipt.seq and entry.payload.get("adjudicates") == job:
+                return entry
+        return receipt
+
     def _reuse(self, artifact: Artifact, receipt: Entry) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
         signed = decode_receipt(receipt.payload, seq=receipt.seq)
         path = self._out_path(artifact)
-        if not path.exists():
+        # The output directory holds each artifact's latest review, which its proof is for.
+        if not path.exists() or path.read_bytes() != signed:
             path.write_bytes(signed)
         predicate = read_decision_statement(signed).predicate
         gates = list(predicate.gates)
         votes = list(predicate.votes)
-        decision = decide(self.policy, gates, votes)
+        decision = decide(self.policy, gates, votes,
+                          adjudication=predicate.review.adjudication)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
                          receipt_path=str(path), review_version=predicate.review.version,
                          reused=True, drawn_cost=job_cost(self.policy, [], None),
