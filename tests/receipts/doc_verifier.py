@@ -79,6 +79,7 @@ VOTE_FIELDS = {
     "system_fingerprint", "usage", "dispatch_ms", "latency_ms", "prompt_id",
 }
 REVIEW_FIELDS = {"version", "supersedes", "adjudication"}
+ADJUDICATION_FIELDS = {"reviewer", "at", "disposition", "rationale"}
 # §6.8: the 23 fields of the decision, and the ones typed float.
 DECISION_FIELDS = (
     "kind", "fold_rule", "disposition", "rollout", "equivalent", "equivalence_settled",
@@ -284,7 +285,7 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
     _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped"})
     _fields(pred["review"], REVIEW_FIELDS, "review")
-    _fields(pred["decision"], set(DECISION_FIELDS), "decision")
+    _fields(pred["decision"], set(DECISION_FIELDS), "decision", optional={"adjudicated"})
     for i, gate in enumerate(pred["gates"]):
         _fields(gate, GATE_FIELDS, f"gates[{i}]")
     for i, judge in enumerate(pred["judges"]):
@@ -300,6 +301,19 @@ def _statement(payload: bytes) -> dict[str, Any]:
         raise DocVerifyError(4, "review.supersedes must be null exactly when version is 1")
     if supersedes is not None and not (isinstance(supersedes, str) and HEX64.match(supersedes)):
         raise DocVerifyError(4, "review.supersedes is not a receipt digest")
+    adjudication = review["adjudication"]
+    if adjudication is not None:  # §6.10
+        _fields(adjudication, ADJUDICATION_FIELDS, "review.adjudication")
+        if adjudication["disposition"] not in ("accept", "reject"):
+            raise DocVerifyError(4, "review.adjudication.disposition is not accept or reject")
+        for name, most in (("reviewer", 200), ("rationale", 4000)):
+            text = adjudication[name]
+            if not isinstance(text, str) or not 1 <= len(text) <= most:
+                raise DocVerifyError(4, f"review.adjudication.{name} is not 1-{most} characters")
+        if not isinstance(adjudication["at"], str) or version == 1:
+            raise DocVerifyError(4, "review.adjudication needs `at` and a version after 1")
+    if "adjudicated" in pred["decision"] and pred["decision"]["adjudicated"] is not True:
+        raise DocVerifyError(4, "decision.adjudicated is present but not true")  # §6.8
     if "judges_skipped" in pred["inputs"] and not isinstance(pred["inputs"]["judges_skipped"], str):
         raise DocVerifyError(4, "inputs.judges_skipped is present but not a string")  # §6.4
     try:
@@ -866,6 +880,20 @@ def derive_decision(policy: dict[str, Any], gates: list[dict[str, Any]],
     return _KINDS[policy["kind"]](policy, gates, votes)
 
 
+def settle(decision: dict[str, Any], adjudication: dict[str, Any] | None) -> dict[str, Any]:
+    """§8.9: the fold's decision settled by a reviewer's adjudication, if there is one."""
+    if adjudication is None:
+        return decision
+    if decision["kind"] not in ("rubric", "pairwise") or decision["disposition"] != "escalate":
+        raise FoldRefused("only an escalated rubric or pairwise decision can be adjudicated")
+    if adjudication["disposition"] == "accept" and decision["gates_failed"]:
+        raise FoldRefused("an adjudication cannot accept over a required gate that did not pass")
+    why = (f"adjudicated {adjudication['disposition']} by {adjudication['reviewer']} at "
+           f"{adjudication['at']} (the panel escalated)")
+    return {**decision, "disposition": adjudication["disposition"], "adjudicated": True,
+            "reasons": [why, *decision["reasons"]]}
+
+
 # -- step 7 --------------------------------------------------------------------------------
 
 
@@ -980,9 +1008,12 @@ def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
         derived = derive_decision(
             pred["campaign"]["policy"], pred["gates"], pred["votes"], pred["fold_rule"]
         )
+        derived = settle(derived, pred["review"]["adjudication"])
     except (FoldRefused, KeyError, TypeError, AttributeError) as exc:
         raise DocVerifyError(6, f"the fold refused the inputs: {exc}") from exc
     problems = _derived_fields(pred) + compare_decision(derived, pred["decision"])
+    if derived.get("adjudicated") != pred["decision"].get("adjudicated"):
+        problems.append("decision.adjudicated is not what §8.9 gives")
     if problems:
         raise DocVerifyError(7, "; ".join(problems))
     return Verified(statement=doc, derived=derived, compared=list(DECISION_FIELDS))

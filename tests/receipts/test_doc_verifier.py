@@ -958,3 +958,42 @@ def test_the_docs_worked_cases_are_what_jurat_computes(runs: Runs, tmp_path: Pat
     lines = _verify_dir(runs, out)
     wrong = {name: line for name, line in lines.items() if not line.startswith("OK")}
     assert len(lines) == len(CASES) and not wrong, wrong
+
+
+def test_adjudicated_reviews_rederive_from_the_doc(runs: Runs, tmp_path: Path) -> None:
+    """§8.9: an escalation settled by `jurat adjudicate` re-derives in the document's
+    verifier; an adjudication edited after signing (re-signed) or added to a decision that
+    did not escalate does not."""
+    escalated = [(c, p) for c, p in runs.receipts() if c.name in ("rubric", "pairwise",
+                                                                   "edge-rubric")
+                 and _statement(p.read_bytes())["predicate"]["decision"]["disposition"]
+                 == "escalate"]
+    assert escalated, "the runs have no escalation to adjudicate"
+    campaign, path = escalated[0]
+    predicate = _statement(path.read_bytes())["predicate"]
+    disposition = "reject" if predicate["decision"]["gates_failed"] else "accept"
+    out = tmp_path / "v2.sigstore.json"
+    db = runs.root / f"{campaign.name}.db"
+    r = _jurat("adjudicate", f"sqlite:///{db}", predicate["inputs"]["job_id"],
+               "--disposition", disposition, "--rationale", "Read the answer and the votes.",
+               "--reviewer", "rita", "--key", str(runs.key), "--out", str(out), cwd=runs.root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    verified = verify_receipt(out.read_bytes(), runs.pub.read_bytes())
+    assert verified.derived["disposition"] == disposition
+    assert verified.derived["adjudicated"] is True
+    assert verified.derived["reasons"][0].startswith(f"adjudicated {disposition} by rita at ")
+    key = _private_key(runs)
+    statement = _statement(out.read_bytes())
+    statement["predicate"]["review"]["adjudication"]["reviewer"] = "mallory"
+    with pytest.raises(DocVerifyError, match=r"step 7: .*decision\.reasons"):
+        verify_receipt(_sign(statement, key), runs.pub.read_bytes())
+    settled = next(p for c, p in runs.receipts() if c.name == "rubric" and _statement(
+        p.read_bytes())["predicate"]["decision"]["disposition"] != "escalate")
+    statement = _statement(settled.read_bytes())
+    statement["predicate"]["review"]["adjudication"] = {
+        "reviewer": "rita", "at": "2026-12-01T10:00:00.000000Z", "disposition": "accept",
+        "rationale": "Looks fine."}
+    statement["predicate"]["review"]["version"] = 2
+    statement["predicate"]["review"]["supersedes"] = "0" * 64
+    with pytest.raises(DocVerifyError, match=r"step 6: .*only an escalated"):
+        verify_receipt(_sign(statement, key), runs.pub.read_bytes())
