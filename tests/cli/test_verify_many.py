@@ -120,6 +120,12 @@ def test_several_receipts_with_a_checkpoint_check_each_inclusion(run: Path) -> N
                          str(run / "ledger.db.checkpoint"))
     assert code == ExitCode.ESCALATE, said
     assert "step 8 (check inclusion proof) failed: no inclusion proof at" in said
+    # An empty proof is what a run leaves until its checkpoint is signed.
+    (run / "out" / "r3.sigstore.json.proof.json").write_bytes(b"")
+    code, said = _verify(run, str(run / "out"), "--checkpoint",
+                         str(run / "ledger.db.checkpoint"))
+    assert code == ExitCode.ESCALATE, said
+    assert "is empty: the run that wrote this receipt did not finish" in said
 
 
 def test_paths_that_name_no_receipt_exit_3(run: Path, tmp_path: Path) -> None:

@@ -170,6 +170,9 @@ def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(
     assert "running the same command again resumes" in r.stderr
     done = {e.artifact_id for e in entries(db, "receipt")}
     assert "x039" in done and "x037" not in done
+    # No checkpoint was signed: the receipt's proof file is there, empty, until a run ends.
+    proof = tmp_path / "out" / "x039.sigstore.json.proof.json"
+    assert proof.exists() and proof.stat().st_size == 0
     recorded = len(entries(db, "sample_recorded"))
     r = jurat(*args, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert r.returncode in (0, 1, 2), r.stdout + r.stderr
@@ -179,6 +182,11 @@ def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(
     assert len(entries(db, "sample_recorded")) == 5 * n
     assert recorded <= 5 * n
     assert f"{5 * n - recorded} drawn in this run" in r.stdout
+    assert proof.stat().st_size > 0
+    v = jurat("verify", str(tmp_path / "out"), "--key", str(key.with_suffix(".pub")),
+              "--checkpoint", f"{db}.checkpoint", "--log-key",
+              str(key.with_name("jurat-log.pub")), cwd=tmp_path)
+    assert v.returncode == 0, v.stdout + v.stderr
 
 
 def test_workers_with_telemetry_is_an_input_error(tmp_path: Path) -> None:

@@ -93,6 +93,9 @@ def inclusion_step(
     proof = proof_path_for(receipt)
     if not proof.exists():
         return _step(False, f"no inclusion proof at {proof}")
+    if proof.stat().st_size == 0:
+        return _step(False, f"the inclusion proof at {proof} is empty: the run that wrote "
+                     "this receipt did not finish; run it again (it resumes) to write it")
     try:
         _bound_inputs(proof, checkpoint)
         detail = check(bundle_bytes, proof, checkpoint, log_key)

@@ -63,6 +63,7 @@ from jurat.models._artifact import IntakeLimits
 from jurat.receipts import (
     PrivateKey,
     decision_payload,
+    proof_path_for,
     read_decision_statement,
     receipt_path_for,
     replay_fidelity_level_for,
@@ -289,7 +290,8 @@ class JobRunner:
         entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
                                               artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
-        await asyncio.get_running_loop().run_in_executor(self.files, path.write_bytes, signed)
+        await asyncio.get_running_loop().run_in_executor(self.files, _write_receipt, path,
+                                                         signed)
         fresh = {(v.judge, v.criterion, v.sample) for v in drawn}
         earlier = [v for v in votes if (v.judge, v.criterion, v.sample) not in fresh]
         return JobResult(
@@ -340,6 +342,22 @@ class JobRunner:
                          reused_cost=job_cost(self.policy, votes, None),
                          judges_skipped=predicate.inputs.judges_skipped,
                          receipt_seq=receipt.seq)
+
+
+def _write_receipt(path: Path, signed: bytes) -> None:
+    """Write a receipt, and create its proof file, empty, if there is none yet.
+
+    The proof is written once the run's checkpoint is signed (cli/_run.py). Creating a
+    file costs this machine's kernel up to a millisecond, rewriting one a twentieth of
+    that: created here, on the files' thread while the jobs run, the proofs at the end
+    cost only their bytes. An empty proof file says its run has not finished (`jurat
+    verify` says so), as a missing one did before.
+    """
+    path.write_bytes(signed)
+    try:
+        proof_path_for(path).open("xb").close()
+    except FileExistsError:
+        pass  # a proof from an earlier run: rewritten with this run's
 
 
 def preflight(campaign: Campaign, engine: Engine) -> Inventory:
