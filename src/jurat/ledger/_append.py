@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from jurat.canonical import canonical_json
 from jurat.errors import LedgerError, ValidationError
@@ -90,16 +90,22 @@ class _Batch:
 
     def __init__(self, conn: Connection, tables: Tables, requests: list[AppendRequest]) -> None:
         self.conn, self.tables = conn, tables
-        e = tables.entries
+        e, t = tables.entries, tables.tree
+        # The chain's tail and the tree's newest epoch in one round trip: a batch's fixed
+        # cost is mostly its statements.
+        newest_epoch = select(func.max(t.c.epoch)).scalar_subquery()
         tail = conn.execute(
-            select(e.c.seq, e.c.entry_hash, e.c.leaf_hash).order_by(e.c.seq.desc()).limit(1)
+            select(e.c.seq, e.c.entry_hash, e.c.leaf_hash, newest_epoch)
+            .order_by(e.c.seq.desc())
+            .limit(1)
         ).first()
         if tail is None:
             self.seq, self.prev = 0, ZERO_HASH
             self.tree: TreeState = sync_tree(conn, tables, 0, None)
         else:
             self.seq, self.prev = int(tail.seq) + 1, str(tail.entry_hash)
-            self.tree = sync_tree(conn, tables, self.seq, str(tail.leaf_hash))
+            epoch = 0 if tail[3] is None else int(tail[3])
+            self.tree = sync_tree(conn, tables, self.seq, str(tail.leaf_hash), epoch=epoch)
         self.rows: list[dict[str, Any]] = []
         self.nodes: list[tuple[int, int, bytes]] = []
         self.job_receipts, self.slots = _receipts_in_play(conn, tables, requests)

@@ -264,10 +264,15 @@ def needed_log_key(ledger_origin: str, place: Path | None = None) -> str:
     if legacy.exists():
         try:
             if load_log_key(legacy).origin == ledger_origin:
-                move = f"move it to {place}" if place is not None else (
-                    f"move it beside your signing key as {LOG_KEY_NAME}")
-                return (f"pass --log-key {legacy}: it signed them (jurat's hidden default log "
-                        f"key before the log key was explicit); or {move}")
+                move = (
+                    f"move it to {place}"
+                    if place is not None
+                    else (f"move it beside your signing key as {LOG_KEY_NAME}")
+                )
+                return (
+                    f"pass --log-key {legacy}: it signed them (jurat's hidden default log "
+                    f"key before the log key was explicit); or {move}"
+                )
         except ConfigError:
             pass  # unreadable: it cannot be named as the fix
     return f"pass --log-key with the key that signed them (its public half names {ledger_origin})"
@@ -280,5 +285,7 @@ def wrong_log_key(ledger_origin: str, signer: LogSigner, key_path: Path | None) 
     two origins no verifier connects.
     """
     which = f"the log key {key_path}" if key_path is not None else "this log key"
-    return (f"this ledger's checkpoints are signed as {ledger_origin!r}, and {which} signs as "
-            f"{signer.origin!r}; use the same log key (fix: {needed_log_key(ledger_origin)})")
+    return (
+        f"this ledger's checkpoints are signed as {ledger_origin!r}, and {which} signs as "
+        f"{signer.origin!r}; use the same log key (fix: {needed_log_key(ledger_origin)})"
+    )

@@ -199,15 +199,19 @@ def _resume(conn: Connection, tree: Table, epoch: int, size: int) -> CompactRang
     return CompactRange.resume(size, [found[k] for k in keys])
 
 
-def sync_tree(conn: Connection, tables: Tables, size: int, tail_leaf: str | None) -> TreeState:
+def sync_tree(
+    conn: Connection, tables: Tables, size: int, tail_leaf: str | None, *, epoch: int | None = None
+) -> TreeState:
     """Make the newest epoch cover exactly seq ``0 … size - 1``; return it with its range.
 
     Runs under the write lock. ``tail_leaf`` is the stored leaf hash (hex) of
-    seq ``size - 1``. The common case (the tree is level with the entries)
-    costs one read of O(log n) nodes.
+    seq ``size - 1``; ``epoch`` the newest epoch when the caller read it with the tail.
+    The common case (the tree is level with the entries) costs one read of O(log n)
+    nodes.
     """
     tree = tables.tree
-    epoch = current_epoch(conn, tree)
+    if epoch is None:
+        epoch = current_epoch(conn, tree)
     if size > 0 and tail_leaf is not None:
         keys = [node_key(level, index) for level, index in frontier(size)]
         probe = read_nodes(conn, tree, epoch, [*keys, leaf_key(size - 1), leaf_key(size)])
