@@ -28,6 +28,7 @@ from jurat.ledger._jobs import ReceiptFields, check_receipt_payload
 from jurat.ledger._merkle import leaf_hash
 from jurat.ledger._models import ENTRY_KINDS, Entry, ReviewSlot
 from jurat.ledger._queries import now, slot_after
+from jurat.ledger._sql import chunks, one_of
 from jurat.ledger._treestore import TreeState, insert_nodes, sync_tree
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["AppendRequest", "append_batch", "prepare"]
 
 _MAX_ID = 256
-#: Ids per ``IN (…)`` list: far below SQLite's and PostgreSQL's parameter limits.
-_IN_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -195,10 +194,10 @@ def _receipts_in_play(
     e = tables.entries
     newest_for_job: dict[str, int] = {}
     jobs = sorted({r.job_id for r in receipts})
-    for start in range(0, len(jobs), _IN_CHUNK):
+    for chunk in chunks(conn, jobs):
         found = conn.execute(
             select(e.c.job_id, e.c.seq).where(
-                e.c.kind == "receipt", e.c.job_id.in_(jobs[start : start + _IN_CHUNK])
+                e.c.kind == "receipt", one_of(conn, e.c.job_id, chunk)
             )
         ).all()
         for job, seq in found:
@@ -210,12 +209,12 @@ def _receipts_in_play(
         campaigns.setdefault(r.campaign_id, set()).add(r.artifact_id)
     for campaign, artifacts in campaigns.items():
         ids = sorted(artifacts)
-        for start in range(0, len(ids), _IN_CHUNK):
+        for chunk in chunks(conn, ids):
             found = conn.execute(
                 select(e.c.artifact_id, e.c.seq).where(
                     e.c.kind == "receipt",
                     e.c.campaign_id == campaign,
-                    e.c.artifact_id.in_(ids[start : start + _IN_CHUNK]),
+                    one_of(conn, e.c.artifact_id, chunk),
                 )
             ).all()
             for artifact, seq in found:
@@ -223,8 +222,8 @@ def _receipts_in_play(
                 newest_for_subject[key] = max(int(seq), newest_for_subject.get(key, -1))
     wanted = sorted({*newest_for_job.values(), *newest_for_subject.values()})
     stored: dict[int, Entry] = {}
-    for start in range(0, len(wanted), _IN_CHUNK):
-        rows = conn.execute(select(e).where(e.c.seq.in_(wanted[start : start + _IN_CHUNK])))
+    for seqs in chunks(conn, wanted):
+        rows = conn.execute(select(e).where(one_of(conn, e.c.seq, seqs)))
         for row in rows:
             stored[int(row.seq)] = entry_from_row(row._mapping)
     by_job = {job: stored[seq] for job, seq in newest_for_job.items()}

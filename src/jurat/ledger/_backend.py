@@ -300,7 +300,15 @@ class Backend:
             if self.name == "sqlite":
                 self.engine = _sqlite_engine(self.url)
             else:
-                self.engine = create_engine(self.url, pool_pre_ping=True)
+                # No server-side prepared statements: psycopg prepares a statement after
+                # five runs, and PostgreSQL may then keep a generic plan made while the
+                # ledger was small. One such plan read the whole campaign through
+                # `entries_subject` for every batch's receipt lookup (17,700 index tuples a
+                # scan at 850,000 entries); planned with the actual values, it reads the
+                # few rows it needs.
+                self.engine = create_engine(
+                    self.url, pool_pre_ping=True, connect_args={"prepare_threshold": None}
+                )
         except SQLAlchemyError as exc:
             raise LedgerError(f"cannot open ledger database: {exc}") from exc
         self._write_engine = self.engine.execution_options(jurat_write=True)

@@ -25,6 +25,7 @@ from jurat.ledger._merkle import (
 )
 from jurat.ledger._models import Checkpoint, ConsistencyProof, Entry, EntryProof, InclusionProof
 from jurat.ledger._note import parse_unverified_checkpoint
+from jurat.ledger._sql import chunks, one_of
 from jurat.ledger._tree import frontier, leaf_key, node_key, range_hash, ranges_keys
 from jurat.ledger._treestore import heads, read_nodes
 
@@ -41,8 +42,6 @@ __all__ = [
     "prove_latest",
     "prove_many",
 ]
-
-_IN_CHUNK = 500
 
 
 class TreeIncomplete(LedgerError):
@@ -65,8 +64,8 @@ def _entries(conn: Connection, tables: Tables, seqs: Sequence[int]) -> dict[int,
     e = tables.entries
     wanted = sorted(set(seqs))
     found: dict[int, Entry] = {}
-    for i in range(0, len(wanted), _IN_CHUNK):
-        for row in conn.execute(select(e).where(e.c.seq.in_(wanted[i : i + _IN_CHUNK]))):
+    for chunk in chunks(conn, wanted):
+        for row in conn.execute(select(e).where(one_of(conn, e.c.seq, chunk))):
             entry = entry_from_row(row._mapping)
             found[entry.seq] = entry
     for seq in wanted:

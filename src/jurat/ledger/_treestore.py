@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Table, func, select
 
 from jurat.errors import TamperError
 from jurat.ledger._merkle import CompactRange
+from jurat.ledger._sql import chunks, one_of
 from jurat.ledger._tree import INDEX_BITS, frontier, leaf_key, node_key
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ __all__ = [
     "sync_tree",
 ]
 
-_IN_CHUNK = 500
 _INSERT_CHUNK = 5000
 _READ_CHUNK = 10000
 _ANALYZE_AFTER = 20000
@@ -80,10 +80,11 @@ def read_nodes(conn: Connection, tree: Table, epoch: int, keys: Iterable[int]) -
     """The stored hashes of ``keys`` that exist, by key."""
     wanted = sorted(set(keys))
     found: dict[int, bytes] = {}
-    for i in range(0, len(wanted), _IN_CHUNK):
-        chunk = wanted[i : i + _IN_CHUNK]
+    for chunk in chunks(conn, wanted):
         rows = conn.execute(
-            select(tree.c.node, tree.c.hash).where(tree.c.epoch == epoch, tree.c.node.in_(chunk))
+            select(tree.c.node, tree.c.hash).where(
+                tree.c.epoch == epoch, one_of(conn, tree.c.node, chunk)
+            )
         )
         for node, value in rows:
             found[int(node)] = bytes(value)
