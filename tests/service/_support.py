@@ -51,13 +51,8 @@ SIM_PANEL = "".join(
     for seed, name in enumerate("ABC", start=1)
 )
 
-#: A code campaign: hidden tests with the marker, gates that veto, a sim panel.
-CODE = """\
-[campaign]
-id = "code"
-kind = "rubric"
-allowed_destinations = ["sim"]
-
+#: The rubric and the hidden tests of the code campaigns: gates that veto.
+SQUARE = """
 [rubric]
 version = "square/1"
 hard_gates = ["python.parse", "tests.pass"]
@@ -66,8 +61,15 @@ criteria = [ {{ id = "correctness", weight = 1.0 }} ]
 [checks.python]
 tests = "tests/test_square.py"
 limits = {{ wall_s = 20, cpu_s = 10, memory_mb = 256 }}
+"""
 
-""" + SIM_PANEL
+#: A code campaign: hidden tests with the marker, gates that veto, a sim panel.
+CODE = """\
+[campaign]
+id = "code"
+kind = "rubric"
+allowed_destinations = ["sim"]
+""" + SQUARE + SIM_PANEL
 
 #: Text judged by a sim panel alone: no sandbox, so many jobs are cheap.
 TEXT = """\
@@ -90,16 +92,7 @@ id = "critical"
 kind = "rubric"
 risk_tier = {{ votes = 1, min_agreement = 1.0, adjudication = true }}
 allowed_destinations = ["stub"]
-
-[rubric]
-version = "square/1"
-hard_gates = ["python.parse", "tests.pass"]
-criteria = [ {{ id = "correctness", weight = 1.0 }} ]
-
-[checks.python]
-tests = "tests/test_square.py"
-limits = {{ wall_s = 20, cpu_s = 10, memory_mb = 256 }}
-
+""" + SQUARE + """
 [[judges]]
 id = "A"
 provider = "stub:always-accept"
