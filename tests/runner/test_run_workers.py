@@ -211,6 +211,11 @@ def test_the_default_is_one_process_for_small_campaigns_and_threads(
     assert usable_workers(8, campaign, 3) == 3
     small = load_campaign(_campaign(tmp_path / "s", 1, concurrency=2))
     assert usable_workers(8, small, 100) == 2
+    # A requests-per-minute limit is split too: never more workers than its requests.
+    paced = _campaign(tmp_path / "p", 1)
+    paced.write_text(paced.read_text().replace("max_concurrency = 16",
+                                               "max_concurrency = 16\nrpm = 3"))
+    assert usable_workers(8, load_campaign(paced), 100) == 3
 
 
 def test_merged_tallies_equal_one_tally(tmp_path: Path) -> None:

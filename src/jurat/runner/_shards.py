@@ -119,14 +119,15 @@ def workers_for(options: RunOptions, campaign: Campaign, artifacts: int) -> int:
 
 def usable_workers(requested: int, campaign: Campaign, artifacts: int) -> int:
     """How many worker processes a run uses: at most ``requested``, one per artifact, and
-    no more than the smallest concurrency limit (each worker needs one call slot); one
-    where processes cannot be forked."""
+    no more than the smallest limit (concurrency, requests or tokens per minute), so that
+    every worker's part of it is at least 1 and the parts add up to the limit; one where
+    processes cannot be forked."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     policy = campaign.policy
-    limits = [config.max_concurrency for config in policy.judges]
-    if policy.subject is not None:
-        limits.append(policy.subject.max_concurrency)
+    configs = [*policy.judges, *([policy.subject] if policy.subject is not None else [])]
+    limits = [limit for config in configs
+              for limit in (config.max_concurrency, config.rpm, config.tpm) if limit]
     return max(1, min(requested, artifacts, *limits))
 
 
