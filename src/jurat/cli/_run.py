@@ -11,7 +11,6 @@ JuratError's ``exit_code``); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, nullcontext
@@ -36,7 +35,6 @@ from jurat.receipts import (
     proof_path_for,
 )
 from jurat.runner import (
-    SWITCH_INTERVAL_S,
     Gathered,
     Inventory,
     JobResult,
@@ -44,6 +42,7 @@ from jurat.runner import (
     RunOptions,
     RunTally,
     preflight,
+    quick_thread_switches,
     run_campaign_async,
     start_workers,
     wide_console,
@@ -243,12 +242,8 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                     campaign, options, ledger=ledger, key=key, progress=counters,
                     telemetry=telemetry, engine=engine, checked=inventory, on_result=ended)
 
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-        try:
+        with quick_thread_switches():
             asyncio.run(main())
-        finally:
-            sys.setswitchinterval(interval)
     return gathered
 
 

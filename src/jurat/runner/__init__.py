@@ -26,7 +26,13 @@ from jurat.runner._selftest import (
     selftest_judge,
     selftest_preflight,
 )
-from jurat.runner._shards import SWITCH_INTERVAL_S, Gathered, start_workers, workers_for
+from jurat.runner._shards import (
+    SWITCH_INTERVAL_S,
+    Gathered,
+    quick_thread_switches,
+    start_workers,
+    workers_for,
+)
 from jurat.runner._summary import JudgeHealth, RunTally, outcome_text, wide_console
 
 __all__ = [
@@ -58,6 +64,7 @@ __all__ = [
     "not_passed",
     "outcome_text",
     "preflight",
+    "quick_thread_switches",
     "replay_ledger",
     "run_campaign_async",
     "selftest_judge",

@@ -1,6 +1,6 @@
 """One run in several worker processes (``jurat run --workers N``).
 
-A single interpreter spends about 2 ms of CPU per judge call on a whole run (the SDK's
+A single interpreter spends about 1.5-2 ms of CPU per judge call on a whole run (the SDK's
 request path, answer validation, the ledger's commits, statements and signatures;
 bench/README.md, "Whole runs"), so one process cannot keep a fast endpoint busy: at
 64 connections and 50 ms it would need under 0.8 ms per call. Worker k of n runs the
@@ -33,7 +33,8 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -54,6 +55,7 @@ __all__ = [
     "SWITCH_INTERVAL_S",
     "Gathered",
     "default_workers",
+    "quick_thread_switches",
     "Workers",
     "start_workers",
     "usable_workers",
@@ -65,6 +67,17 @@ __all__ = [
 #: default 5 ms it waits up to 5 ms each time while the jobs wait on its commits. 0.5 ms
 #: took a sim run of 10,000 samples from 24 s to 16 s (bench/README.md, "Whole runs").
 SWITCH_INTERVAL_S = 0.0005
+
+
+@contextmanager
+def quick_thread_switches() -> Iterator[None]:
+    """The interpreter's switch interval at ``SWITCH_INTERVAL_S`` while a run's jobs run."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
 
 #: Artifacts per worker below which ``--workers``' default starts no more processes: a
 #: small campaign finishes before another process would have imported anything.
@@ -154,8 +167,8 @@ def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
                     engine=engine, checked=inventory, on_result=ended)
 
     try:
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-        asyncio.run(main())
+        with quick_thread_switches():
+            asyncio.run(main())
         conn.send(("done", gathered))
     except KeyboardInterrupt:
         conn.send(("interrupted",))
