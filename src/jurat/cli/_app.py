@@ -141,6 +141,29 @@ def verify(
 
 
 @app.command()
+def calibrate(
+    receipts: Annotated[list[Path], typer.Argument(
+        help="Receipts (.sigstore.json), or directories: every *.sigstore.json in them.")],
+    gold: Annotated[Path, typer.Option(
+        "--gold", help='Gold labels: one {"id": artifact id, "label": …} object per line.')],
+    key: Annotated[Path | None, typer.Option("--key", help="PEM public key.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Also write the report as JSON here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Agreement of each judge and of the folded decisions with gold labels.
+
+    Every receipt is verified first. Per rater: confusion matrix, Cohen's kappa and
+    Krippendorff's alpha with 95% intervals, and flags (a constant rater, or one no
+    better than chance). Exit 0 nothing flagged, 1 a rater flagged or a receipt did not
+    verify, 3 an input could not be read.
+    """
+    from jurat.cli._calibrate import calibrate_command
+
+    finish(lambda: calibrate_command(receipts, gold, key, out, as_json))
+
+
+@app.command()
 def replay(
     ledger: Annotated[str, typer.Argument(help="Ledger URL or SQLite file path.")],
     key: Annotated[Path | None, typer.Option(

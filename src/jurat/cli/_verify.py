@@ -50,7 +50,7 @@ from jurat.receipts import (
 )
 from jurat.receipts._paths import receipts_in
 
-__all__ = ["keygen_command", "verify_command"]
+__all__ = ["keygen_command", "receipt_paths", "verify_command"]
 
 _DIGEST = re.compile(r"sha256:([0-9a-fA-F]{64})")
 
@@ -115,7 +115,7 @@ def _about(report: VerifyReport, expected: str | None, artifact: Path | None) ->
     return f"{about}, the digest of {given}"
 
 
-def _receipts(paths: Sequence[Path]) -> list[Path]:
+def receipt_paths(paths: Sequence[Path]) -> list[Path]:
     """The receipts the PATHs name: a file as given, a directory as every
     ``*.sigstore.json`` in it. Raises ConfigError for a missing path or an empty directory."""
     found: list[Path] = []
@@ -198,7 +198,7 @@ def verify_command(
     console = _console()
     paths = [Path(receipt)] if isinstance(receipt, str | Path) else [Path(p) for p in receipt]
     try:
-        receipts = _receipts(paths)
+        receipts = receipt_paths(paths)
     except ConfigError as exc:
         return print_error(exc)
     key_path = key

@@ -1,0 +1,81 @@
+"""The gold file: one JSON object per line, ``{"id": <artifact id>, "label": <label>}``.
+
+Labels are read per campaign kind (``GOLD_LABELS``); an equivalence label may also be a
+JSON boolean (true = EQUIVALENT), which is how GSM8K's ``is_correct`` reads. Every line is
+parsed by the one strict parser, and a bad line names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jurat.canonical import StrictJSONError, loads_strict
+from jurat.errors import ConfigError
+
+__all__ = ["GOLD_LABELS", "MAX_GOLD_BYTES", "load_gold", "normalise_label"]
+
+#: The labels a gold file may give, per campaign kind (the fold's own labels).
+GOLD_LABELS: dict[str, tuple[str, ...]] = {
+    "rubric": ("accept", "reject"),
+    "pairwise": ("A", "B", "tie"),
+    "equivalence": ("EQUIVALENT", "DIFFERENT"),
+}
+
+#: A gold file is read whole (it is the operator's own labels); past this it is refused.
+MAX_GOLD_BYTES = 64 * 1024 * 1024
+
+
+def normalise_label(kind: str, raw: object) -> str | None:
+    """``raw`` as one of ``GOLD_LABELS[kind]`` (case-insensitive), or None."""
+    if kind == "equivalence" and isinstance(raw, bool):
+        return "EQUIVALENT" if raw else "DIFFERENT"
+    if not isinstance(raw, str):
+        return None
+    for label in GOLD_LABELS[kind]:
+        if label.lower() == raw.strip().lower():
+            return label
+    return None
+
+
+def load_gold(path: Path) -> dict[str, object]:
+    """Artifact id → raw gold label, in file order; labels are checked once the kind is known.
+
+    Raises ConfigError naming the file, line and field for anything else.
+    """
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_GOLD_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read gold file {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_GOLD_BYTES:
+        raise ConfigError(f"{path}: gold file over {MAX_GOLD_BYTES} bytes "
+                          "(fix: split it, one campaign's artifacts per file)")
+    gold: dict[str, object] = {}
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = loads_strict(line)
+        except StrictJSONError as exc:
+            raise ConfigError(f"{where}: not a JSON object: {exc} "
+                              '(fix: one {"id": …, "label": …} object per line)') from exc
+        if not isinstance(row, dict):
+            raise ConfigError(f'{where}: not a JSON object (fix: {{"id": …, "label": …}})')
+        unknown = sorted(set(row) - {"id", "label"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown field `{unknown[0]}` "
+                              "(fix: a gold row has only `id` and `label`)")
+        artifact, label = row.get("id"), row.get("label")
+        if not isinstance(artifact, str) or not artifact:
+            raise ConfigError(f"{where}: field `id` must be the artifact's id, a non-empty string")
+        if not isinstance(label, str | bool):
+            raise ConfigError(f"{where}: field `label` must be a string (or a boolean for "
+                              "equivalence)")
+        if artifact in gold:
+            raise ConfigError(f"{where}: field `id`: {artifact!r} is labelled twice "
+                              "(fix: one row per artifact)")
+        gold[artifact] = label
+    if not gold:
+        raise ConfigError(f"{path}: no gold rows (fix: one {{\"id\", \"label\"}} object per line)")
+    return gold
