@@ -62,6 +62,9 @@ app.add_typer(log_app, name="log")
 token_app = typer.Typer(no_args_is_help=True, cls=_Commands,
                         help="Bearer tokens of `jurat serve`.")
 app.add_typer(token_app, name="token")
+signer_app = typer.Typer(no_args_is_help=True, cls=_Commands,
+                         help="The restricted settlement signer (docs/signer.md).")
+app.add_typer(signer_app, name="signer")
 
 
 @app.command()
@@ -344,3 +347,69 @@ def adjudicate(
 def main() -> None:
     """Console-script entry point (``jurat``, ``python -m jurat``)."""
     app()
+
+
+@signer_app.command("keygen")
+def signer_keygen(
+    out: Annotated[Path, typer.Option("--out", help="Directory for settlement.key.")],
+) -> None:
+    """Write DIR/settlement.key (secp256k1, 0600); print its address on the last line."""
+    from jurat.cli._signer import signer_keygen_command
+
+    finish(lambda: signer_keygen_command(out))
+
+
+@signer_app.command("serve")
+def signer_serve(
+    socket: Annotated[Path, typer.Option("--socket", help="Unix socket to listen on (0600).")],
+    registry: Annotated[Path, typer.Option("--registry", help="The registry TOML.")],
+    key: Annotated[Path, typer.Option("--key", help="settlement.key from `signer keygen`.")],
+    state: Annotated[Path, typer.Option("--state", help="SQLite file: grants and the log.")],
+    receipt_key: Annotated[list[Path] | None, typer.Option(
+        "--receipt-key", help="An allowlisted receipt public key (repeat for several).")]
+    = None,
+    ledger: Annotated[str | None, typer.Option(
+        "--ledger", help="Ask this ledger whether a review is current (else: proofs).")]
+    = None,
+    log_key: Annotated[list[Path] | None, typer.Option(
+        "--log-key", help="Log public key(s) that check proofs' checkpoints (default: "
+        "<stem>-log.pub beside each --receipt-key).")] = None,
+) -> None:
+    """Serve settlement requests on a Unix socket until SIGTERM (docs/signer.md)."""
+    from jurat.cli._signer import signer_serve_command
+
+    finish(lambda: signer_serve_command(
+        socket_path=socket, registry_path=registry, key_path=key,
+        receipt_keys=receipt_key or [], state_path=state, ledger_url=ledger,
+        log_keys=log_key or []))
+
+
+@signer_app.command("request")
+def signer_request(
+    receipt: Annotated[Path, typer.Argument(help="The receipt (.sigstore.json).")],
+    socket: Annotated[Path, typer.Option("--socket", help="The signer's Unix socket.")],
+    proof: Annotated[Path | None, typer.Option(
+        "--proof", help="The receipt's inclusion proof (.proof.json).")] = None,
+) -> None:
+    """Ask the signer to authorise a receipt; one JSON line: 0 granted, 1 refused."""
+    from jurat.cli._signer import signer_request_command
+
+    finish(lambda: signer_request_command(receipt, socket_path=socket, proof=proof))
+
+
+@app.command()
+def board(
+    ledger: Annotated[str, typer.Argument(help="Ledger URL (sqlite:///path or postgresql://…).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for the static site.")],
+    key: Annotated[Path | None, typer.Option(
+        "--key", help="The receipts' public key, published beside them (default: jurat.pub "
+        "in the config dir).")] = None,
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="The log's public key, published beside the checkpoint (default: "
+        "<stem>-log.pub beside --key).")] = None,
+    title: Annotated[str, typer.Option("--title", help="The page's title.")] = "jurat board",
+) -> None:
+    """Write the public board: every signed verdict, its files and how to verify it."""
+    from jurat.cli._board import board_command
+
+    finish(lambda: board_command(ledger, out, key=key, log_key=log_key, title=title))

@@ -1,5 +1,6 @@
-"""Pages a person reads: the self-contained HTML report."""
+"""Pages a person reads: the self-contained HTML report and the public board."""
 
+from jurat.report._board import BoardSummary, write_board
 from jurat.report._report import (
     ReportReceipt,
     load_receipt_files,
@@ -7,4 +8,11 @@ from jurat.report._report import (
     render_report,
 )
 
-__all__ = ["ReportReceipt", "load_receipt_files", "receipts_from_ledger", "render_report"]
+__all__ = [
+    "BoardSummary",
+    "ReportReceipt",
+    "load_receipt_files",
+    "receipts_from_ledger",
+    "render_report",
+    "write_board",
+]

@@ -1,0 +1,236 @@
+"""The signer's checks, in the order docs/signer.md gives, each refusing with its name.
+
+Threat model. Whoever can reach the socket can send anything: a forged or re-signed
+receipt, a receipt from another key, a tampered predicate, a superseded review, the same
+receipt again, or extra fields asking for a destination, an amount or calldata. The
+signer trusts only its own inputs: the registry and the allowlisted receipt keys it was
+started with, the log public key(s), the ledger given with ``--ledger``, and its state
+file. A request carries a receipt and optionally its proof, nothing else, and the
+settlement is built from the registry alone (``_typed``), so no field of the request can
+choose what is paid, to whom or through which call.
+
+1. request       one strict, bounded JSON object with ``receipt`` (and ``proof``) only
+2. signature     the receipt verifies (steps 1-3 of docs/receipt-format.md §7) with an
+                 allowlisted receipt key
+3. rederivation  the fold re-derives the signed decision (steps 4-7), by jurat's verifier
+4. campaign      the campaign is in the registry (its pinned policy, if any), and the
+                 contributor has a payout address there
+5. decision      the re-derived decision accepts: ``accept`` (an adjudicated accept
+                 counts) or ``SHIP``
+6. review        the review version is current (``_review``)
+7. replay        neither this receipt (by payload and by receipt digest) nor another
+                 review of the same artifact was authorised before
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+from jurat.canonical import canonical_json_value, loads_strict, sha256_digest
+from jurat.errors import JuratError
+from jurat.models import Decision, Frozen
+from jurat.receipts import (
+    MAX_BUNDLE_BYTES,
+    MAX_DEPTH,
+    MAX_PROOF_BYTES,
+    PublicKey,
+    VerifyReport,
+    verify_bundle,
+)
+from jurat.signer._registry import Registry, RegistryCampaign
+from jurat.signer._state import SignerState
+
+__all__ = [
+    "CHECKS",
+    "MAX_REQUEST_BYTES",
+    "Authentic",
+    "Refused",
+    "Request",
+    "check_campaign",
+    "check_decision",
+    "check_replay",
+    "check_signature",
+    "parse_request",
+]
+
+#: The check names, in order: a refusal names one of them (docs/design.md, part 2).
+CHECKS = ("request", "signature", "rederivation", "campaign", "decision", "review", "replay")
+#: A request line: a receipt, a proof (which holds the receipt again, as base64) and a
+#: little JSON around them.
+MAX_REQUEST_BYTES = MAX_BUNDLE_BYTES + MAX_PROOF_BYTES + 4096
+_FIELDS = frozenset({"receipt", "proof"})
+#: The number of the last step that authenticates the receipt (verify signature).
+_SIGNATURE_STEP = 3
+
+
+class Refused(JuratError):
+    """A request the signer refuses: ``check`` names the check, the message says why."""
+
+    def __init__(self, check: str, reason: str) -> None:
+        super().__init__(reason)
+        self.check = check
+        self.reason = reason
+
+
+class Request(Frozen):
+    """A request that passed check 1."""
+
+    bundle: bytes
+    """The receipt as RFC 8785 bytes (jurat writes receipts canonically, §2.1)."""
+    receipt_sha256: str
+    """The receipt digest (docs/receipt-format.md §2.1)."""
+    proof: dict[str, Any] | None
+    """The inclusion proof, as sent (checked by ``_review``)."""
+
+
+class Authentic(Frozen):
+    """A receipt that passed checks 2 and 3: what the later checks read."""
+
+    report: VerifyReport
+    """jurat's verification report (steps 1-7 held)."""
+    decision: Decision
+    """The re-derived decision (not the recorded one: they are equal, this one is ours)."""
+    payload_sha256: str
+    """SHA-256 of the DSSE payload: the settlement's ``receipt``."""
+    campaign_id: str
+    """``predicate.campaign.id``."""
+    policy_sha256: str
+    """``predicate.campaign.policy_sha256``."""
+    artifact_id: str
+    """``predicate.artifact.id``."""
+    contributor: str | None
+    """``predicate.inputs.contributor``."""
+    review_version: int
+    """``predicate.review.version``."""
+    supersedes: str | None
+    """``predicate.review.supersedes``."""
+
+
+def parse_request(line: bytes) -> Request:
+    """Check 1: one JSON object with a receipt and optionally a proof, and nothing else."""
+    try:
+        doc = loads_strict(line, max_bytes=MAX_REQUEST_BYTES, max_depth=MAX_DEPTH + 1)
+    except (ValueError, JuratError) as exc:
+        raise Refused("request", f"not one strict JSON object: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise Refused("request", "the request is not a JSON object")
+    extra = sorted(set(doc) - _FIELDS)
+    if extra:
+        shown = ", ".join(repr(name[:40]) for name in extra[:8])
+        raise Refused("request", f"unknown field(s) {shown}: a request carries a receipt and "
+                      "optionally its proof, nothing else (no destination, amount or calldata: "
+                      "the signer builds the settlement from its own registry)")
+    receipt, proof = doc.get("receipt"), doc.get("proof")
+    if not isinstance(receipt, dict):
+        raise Refused("request", "`receipt` is missing or not a JSON object (the bundle)")
+    if proof is not None and not isinstance(proof, dict):
+        raise Refused("request", "`proof` is not a JSON object (the .proof.json file)")
+    try:
+        bundle = canonical_json_value(receipt)
+    except (ValueError, JuratError) as exc:
+        raise Refused("request", f"the receipt cannot be canonicalised: {exc}") from exc
+    return Request(bundle=bundle, receipt_sha256=sha256_digest(bundle), proof=proof)
+
+
+def _step_text(report: VerifyReport) -> str:
+    failed = report.failed
+    return "" if failed is None else f"step {failed.number} ({failed.name}): {failed.detail}"
+
+
+def check_signature(request: Request, keys: Sequence[PublicKey]) -> VerifyReport:
+    """Check 2: some allowlisted key verifies the signature (jurat's verifier, steps 1-3).
+
+    Returns the report of that key, whose later steps check 3 reads.
+    """
+    first: VerifyReport | None = None
+    for key in keys:
+        report = verify_bundle(request.bundle, key)
+        failed = report.failed
+        if failed is None or failed.number > _SIGNATURE_STEP:
+            return report
+        first = first or report
+    if first is None:
+        raise Refused("signature", "the signer has no allowlisted receipt key")
+    raise Refused("signature", f"not signed by an allowlisted receipt key ({len(keys)} "
+                  f"allowed): {_step_text(first)}")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> Authentic:
+    """Check 3: steps 4-7 held, so the signed decision is what the fold gives its inputs."""
+    if report.failed is not None or report.decision is None or report.statement is None:
+        raise Refused("rederivation", _step_text(report) or "the receipt was not re-derived")
+    doc = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH) \
+        if isinstance(bundle, bytes) else bundle
+    # Step 1 already decoded this field strictly; here it is only hashed.
+    payload = base64.b64decode(doc["dsseEnvelope"]["payload"], validate=True)
+    predicate = report.statement["predicate"]
+    review = predicate["review"]
+    return Authentic(
+        report=report,
+        decision=report.decision,
+        payload_sha256=sha256_digest(payload),
+        campaign_id=str(predicate["campaign"]["id"]),
+        policy_sha256=str(predicate["campaign"]["policy_sha256"]),
+        artifact_id=str(predicate["artifact"]["id"]),
+        contributor=_text(predicate["inputs"].get("contributor")),
+        review_version=int(review["version"]),
+        supersedes=_text(review.get("supersedes")),
+    )
+
+
+def check_campaign(receipt: Authentic, registry: Registry) -> tuple[RegistryCampaign, str]:
+    """Check 4: the campaign is the registry's, and the contributor has an address there."""
+    entry = registry.find(receipt.campaign_id)
+    if entry is None:
+        raise Refused("campaign", f"campaign {receipt.campaign_id[:200]!r} is not in the "
+                      "signer's registry")
+    if entry.policy_sha256 is not None and entry.policy_sha256 != receipt.policy_sha256:
+        raise Refused("campaign", f"campaign {entry.id!r} is registered with policy "
+                      f"sha256:{entry.policy_sha256}, the receipt's is "
+                      f"sha256:{receipt.policy_sha256}")
+    if receipt.contributor is None:
+        raise Refused("campaign", "the receipt names no contributor, so the registry gives no "
+                      "recipient")
+    recipient = entry.recipient(receipt.contributor)
+    if recipient is None:
+        raise Refused("campaign", f"contributor {receipt.contributor[:200]!r} has no recipient "
+                      f"address in the registry for campaign {entry.id!r}")
+    return entry, recipient
+
+
+def check_decision(receipt: Authentic) -> str:
+    """Check 5: the re-derived decision accepts; returns the word that accepted."""
+    decision = receipt.decision
+    if decision.kind in ("rubric", "pairwise"):
+        if decision.disposition == "accept":
+            return "accept (adjudicated)" if decision.adjudicated else "accept"
+        raise Refused("decision", f"the decision is {decision.disposition}, not accept")
+    if decision.kind == "criteria":
+        if decision.rollout == "SHIP":
+            return "SHIP"
+        raise Refused("decision", f"the rollout is {decision.rollout}, not SHIP")
+    raise Refused("decision", f"a {decision.kind} decision is not an accepting decision "
+                  "(accept or SHIP)")
+
+
+def check_replay(receipt: Authentic, request: Request, state: SignerState) -> None:
+    """Check 7: not authorised before, by payload digest, receipt digest, or artifact.
+
+    The payload digest catches the same statement signed twice (ECDSA signatures are
+    randomised, so its two bundles differ: docs/receipt-format.md §4.2); the artifact
+    catches a second settlement for one artifact through a later review version.
+    """
+    done = state.grant_for(receipt.payload_sha256, request.receipt_sha256)
+    if done is not None:
+        raise Refused("replay", f"this receipt was already authorised (nonce {done.nonce})")
+    earlier = state.grant_for_artifact(receipt.campaign_id, receipt.artifact_id)
+    if earlier is not None:
+        raise Refused("replay", f"review v{earlier.review_version} of artifact "
+                      f"{receipt.artifact_id[:200]!r} was already authorised (nonce "
+                      f"{earlier.nonce}): one settlement per artifact")
