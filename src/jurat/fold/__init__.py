@@ -16,6 +16,15 @@ from jurat.fold._decide import (
 )
 from jurat.fold._equivalence import equivalence_outcome, equivalence_verdict
 from jurat.fold._gates import GateVeto, gate_veto, hard_gates_pass, required_gates
+from jurat.fold._grounding import (
+    ClaimFinding,
+    ClaimLabel,
+    ClaimResult,
+    GroundingOutcome,
+    GroundingThresholds,
+    fold_claim,
+    grounding_outcome,
+)
 from jurat.fold._rubric import Eligibility, basis_points, eligibility, q_exact, rubric_score
 from jurat.fold._stats import (
     clean_pass_probability,
@@ -28,9 +37,14 @@ __all__ = [
     "FOLD_RULE",
     "RUBRIC_OPERATOR",
     "Consensus",
+    "ClaimFinding",
+    "ClaimLabel",
+    "ClaimResult",
     "CriterionResult",
     "Eligibility",
     "GateVeto",
+    "GroundingOutcome",
+    "GroundingThresholds",
     "basis_points",
     "canonical_preference",
     "claims_coverage",
@@ -40,8 +54,10 @@ __all__ = [
     "equivalence_outcome",
     "equivalence_verdict",
     "false_block_probability",
+    "fold_claim",
     "fold_criterion",
     "gate_veto",
+    "grounding_outcome",
     "hard_gates_pass",
     "pairwise_consensus",
     "q_exact",

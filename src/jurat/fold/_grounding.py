@@ -1,0 +1,169 @@
+"""Factual grounding: claim labels folded over N samples, then coverage and thresholds.
+
+Seed 000, "Factual grounding and hallucination audit"; docs/grounding.md states the rules.
+A claim's label is a judge vote, sampled N times and folded like a binary criterion
+(``fold_criterion``): errored samples count as ``unresolved`` and stay in N, a plurality
+tie is ``unresolved``. Weighted coverage and contradiction rate are ``claims_coverage``'s
+(the one implementation of the seed formulas); the campaign's thresholds then decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+from pydantic import Field
+
+from jurat.errors import FoldInputError
+from jurat.fold._claims import claims_coverage
+from jurat.models import Frozen, StabilityGate
+
+__all__ = [
+    "ClaimFinding",
+    "ClaimLabel",
+    "ClaimResult",
+    "GroundingOutcome",
+    "GroundingThresholds",
+    "fold_claim",
+    "grounding_outcome",
+]
+
+ClaimLabel = Literal["supported", "contradicted", "unresolved", "not_applicable"]
+"""Seed 000's four claim classes."""
+
+_LABELS: tuple[ClaimLabel, ...] = get_args(ClaimLabel)
+
+
+class ClaimResult(Frozen):
+    """One claim's label folded over its N samples."""
+
+    label: ClaimLabel
+    """The plurality label; a tie, or errored samples in the lead, give ``unresolved``."""
+    agreement: float
+    """Top count / N, errored samples included in N."""
+    top: int
+    """The top count."""
+    samples: int
+    """N: every sample, errored ones included."""
+    tally: dict[str, int]
+    """Counts of the four labels (errored samples count as unresolved)."""
+
+
+def fold_claim(votes: Sequence[str | None]) -> ClaimResult:
+    """Seed 000 grounding: N samples of one claim; errored (None) = unresolved, tie = unresolved."""
+    if len(votes) == 0:
+        raise FoldInputError("votes", "empty vote list; a claim needs at least one sample")
+    tally = dict.fromkeys(_LABELS, 0)
+    for i, vote in enumerate(votes):
+        if vote is None:
+            tally["unresolved"] += 1
+        elif vote in tally:
+            tally[vote] += 1
+        else:
+            raise FoldInputError(
+                f"votes[{i}]", f"unknown label {vote!r}; use {list(_LABELS)} or None for an error"
+            )
+    top = max(tally.values())
+    leaders = [label for label in _LABELS if tally[label] == top]
+    label: ClaimLabel = leaders[0] if len(leaders) == 1 else "unresolved"
+    n = len(votes)
+    return ClaimResult(label=label, agreement=top / n, top=top, samples=n, tally=tally)
+
+
+class ClaimFinding(Frozen):
+    """A claim as the grounding decision sees it: its folded label, weight and evidence."""
+
+    id: str
+    """The claim's id in the campaign (or as extracted)."""
+    weight: float = Field(strict=True)
+    """Nonnegative, finite weight in the coverage sums (seed 000); checked by the fold, which
+    names the claim, rather than here."""
+    label: ClaimLabel
+    """The folded label (``fold_claim``)."""
+    material: bool = False
+    """A material assertion: with ``require_evidence_for_material`` it must be supported
+    and cite evidence."""
+    evidence: tuple[str, ...] = ()
+    """Digests (sha256) of the captured evidence the claim is checked against."""
+
+
+class GroundingThresholds(Frozen):
+    """A campaign's grounding thresholds; an unset threshold does not decide."""
+
+    min_coverage: float | None = Field(default=None, ge=0, le=1)
+    """Coverage below this escalates (warn): unresolved claims are not false."""
+    max_contradiction_rate: float | None = Field(default=None, ge=0, le=1)
+    """A contradiction rate above this blocks."""
+    require_evidence_for_material: bool = False
+    """Every material claim must be supported and cite evidence, else warn."""
+
+
+class GroundingOutcome(Frozen):
+    """The grounding numbers and the gate the thresholds give them."""
+
+    coverage: float
+    """sum(w * supported) / sum(w), not-applicable claims excluded."""
+    contradiction_rate: float
+    """sum(w * contradicted) / sum(w), not-applicable claims excluded."""
+    gate: StabilityGate
+    """block if any rule blocks, else warn if any warns, else pass."""
+    reasons: tuple[str, ...]
+    """Why the gate is not pass: one line per rule that fired, in rule order."""
+    unevidenced_material: tuple[str, ...]
+    """Ids of material claims not supported with evidence (only when evidence is required)."""
+
+
+def contradiction_gate(rate: float, limit: float | None) -> StabilityGate:
+    """Seed 000 grounding: contradicted claims are false, so a rate above the limit blocks."""
+    return "block" if limit is not None and rate > limit else "pass"
+
+
+def coverage_gate(coverage: float, minimum: float | None) -> StabilityGate:
+    """Seed 000 grounding: unresolved is not false, so coverage below the minimum escalates."""
+    return "warn" if minimum is not None and coverage < minimum else "pass"
+
+
+def unevidenced_material(claims: Sequence[ClaimFinding]) -> tuple[str, ...]:
+    """Seed 000 grounding: material assertions need evidence before acceptance.
+
+    A material claim passes only as ``supported`` citing at least one capture; a material
+    claim the panel calls ``not_applicable`` does not pass (the campaign called it material).
+    """
+    return tuple(c.id for c in claims if c.material and not (c.label == "supported" and c.evidence))
+
+
+def grounding_outcome(
+    claims: Sequence[ClaimFinding], thresholds: GroundingThresholds
+) -> GroundingOutcome:
+    """Coverage, contradiction rate and the thresholds' gate for one artifact's claims.
+
+    Raises FoldInputError when the applicable claims' weights do not sum to a positive
+    number (no claims, all not applicable, or all of weight zero): there is nothing to
+    measure, and a silent 0 or 1 would decide.
+    """
+    coverage, rate = claims_coverage((c.weight, c.label) for c in claims)
+    gates: list[StabilityGate] = []
+    reasons: list[str] = []
+    gate = contradiction_gate(rate, thresholds.max_contradiction_rate)
+    if gate != "pass":
+        gates.append(gate)
+        reasons.append(
+            f"contradiction rate {rate:.4f} > max_contradiction_rate "
+            f"{thresholds.max_contradiction_rate}"
+        )
+    gate = coverage_gate(coverage, thresholds.min_coverage)
+    if gate != "pass":
+        gates.append(gate)
+        reasons.append(f"coverage {coverage:.4f} < min_coverage {thresholds.min_coverage}")
+    missing = unevidenced_material(claims) if thresholds.require_evidence_for_material else ()
+    if missing:
+        gates.append("warn")
+        reasons.append(f"material claims without supporting evidence: {', '.join(missing)}")
+    worst: StabilityGate = "block" if "block" in gates else "warn" if gates else "pass"
+    return GroundingOutcome(
+        coverage=coverage,
+        contradiction_rate=rate,
+        gate=worst,
+        reasons=tuple(reasons),
+        unevidenced_material=missing,
+    )
