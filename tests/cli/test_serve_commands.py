@@ -67,9 +67,9 @@ def test_serve_refuses_bad_input_before_writing(tmp_path: Path) -> None:
     missing = invoke("serve", str(tmp_path / "nope.toml"), "--ledger", env.ledger_url,
                      "--key", str(env.key))
     assert missing.exit_code == 3 and "cannot read campaign file" in missing.output
-    ray = invoke("serve", str(env.campaigns["text"]), "--executor", "ray",
-                 "--ledger", env.ledger_url, "--key", str(env.key))
-    assert ray.exit_code == 3 and "--executor local" in ray.output
+    unknown = invoke("serve", str(env.campaigns["text"]), "--executor", "nope",
+                     "--ledger", env.ledger_url, "--key", str(env.key))
+    assert unknown.exit_code == 3 and "unknown executor" in unknown.output
     pairs = tmp_path / "pairs.toml"
     pairs.write_text('[campaign]\nid = "p"\nkind = "equivalence"\n'
                      'allowed_destinations = ["stub"]\n[[judges]]\nid = "s"\n'

@@ -87,6 +87,12 @@ def run(
         "--workers", min=1, help="Processes that share the run (default: one per core, at "
         "most 4, for campaigns of 256 artifacts or more; 1 with --telemetry). Each gets its "
         "part of every judge's limits.")] = None,
+    executor: Annotated[str, typer.Option(
+        "--executor", help="local (this machine) or ray (each job a Ray task; "
+        "docs/scale.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="The Ray cluster to join (default: start a local runtime).")]
+    = None,
 ) -> None:
     """Evaluate a campaign.
 
@@ -98,7 +104,8 @@ def run(
 
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
                          quiet=quiet, workers=workers)
-    finish(lambda: run_command(campaign, options, log_key=log_key))
+    finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
+                               ray_address=ray_address))
 
 
 @app.command()
@@ -287,8 +294,10 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8080,
-    executor: Annotated[str, typer.Option("--executor", help="local (ray: not yet).")] = "local",
-    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Ray cluster.")]
+    executor: Annotated[str, typer.Option(
+        "--executor", help="local, or ray (each job a Ray task; docs/scale.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="The Ray cluster to join (default: start a local runtime).")]
     = None,
 ) -> None:
     """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""

@@ -35,15 +35,19 @@ from jurat.receipts import (
     proof_path_for,
 )
 from jurat.runner import (
+    TASK_NAME,
     Gathered,
     Inventory,
     JobResult,
     JudgeHealth,
     RunOptions,
     RunTally,
+    check_ray_options,
+    import_ray,
     preflight,
     quick_thread_switches,
     run_campaign_async,
+    run_on_ray,
     start_workers,
     wide_console,
     workers_for,
@@ -90,14 +94,26 @@ def _telemetry(options: RunOptions) -> SampleTelemetry | None:
                           f"{exc.strerror} (fix: a writable file path)") from exc
 
 
-def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None
-                ) -> ExitCode:
+def _check_executor(options: RunOptions, executor: str, ray_address: str | None) -> None:
+    """Refuse an unknown executor, or options Ray cannot run (ConfigError, exit 3)."""
+    if executor == "ray":
+        import_ray()  # the extra is installed, or exit 3 saying how to install it
+        check_ray_options(options, ray_address)
+    elif executor != "local":
+        raise ConfigError(f"--executor {executor}: unknown executor (fix: local or ray)")
+    elif ray_address is not None:
+        raise ConfigError("--ray-address without --executor ray (fix: add --executor ray)")
+
+
+def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
+                executor: str = "local", ray_address: str | None = None) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
     # Building adapters opens no connection (each opens its client on first use, in the
     # run's event loop), so an engine that fails preflight has nothing to close.
     engine = Engine()
     try:
+        _check_executor(options, executor, ray_address)
         campaign = load_campaign(campaign_path)
         # Every artifact and every judge, at once: files, digests, destinations, API keys,
         # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
@@ -133,7 +149,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         # A JuratError from here on stopped the run part-way: it leaves through
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:
-            done = _run(campaign, inventory, options, ledger, key, telemetry, engine, console)
+            ray = (ray_address,) if executor == "ray" else None
+            done = _run(campaign, inventory, options, ledger, key, telemetry, engine, console,
+                        ray=ray)
             proofs = _checkpoint_and_proofs(ledger, done.receipts, options.out_dir,
                                             log.signer)
         except KeyboardInterrupt:
@@ -145,7 +163,10 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         health = print_summary(tally, out, campaign)
         _print_calls(tally, out)
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
-        if done.processes > 1:
+        if ray is not None:
+            out.print(f"executor: ray, {done.processes} {TASK_NAME} tasks at once, each with its "
+                      "part of every judge's limits", highlight=False)
+        elif done.processes > 1:
             out.print(f"processes: {done.processes} (--workers), each with its part of every "
                       "judge's limits", highlight=False)
         out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}",
@@ -191,15 +212,17 @@ def _print_calls(tally: RunTally, out: Console) -> None:
 
 
 def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: Ledger,
-         key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console
-         ) -> Gathered:
+         key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console,
+         *, ray: tuple[str | None] | None = None) -> Gathered:
     """The run under a progress bar: artifacts done, samples, errors and spend so far.
 
     Each job's result is counted into the summary as it ends and then dropped, so the run
     keeps its summary and one (entry, file) pair per receipt, never the jobs' votes. A
     large campaign runs in several processes (runner/_shards.py), started before the bar.
     """
-    workers = workers_for(options, campaign, inventory.count)
+    # With Ray (``ray``: its address, or None for a local runtime) the cluster runs the
+    # jobs (runner/_ray.py); no process is forked here.
+    workers = 1 if ray is not None else workers_for(options, campaign, inventory.count)
     # Forked before the bar's refresh thread starts: a fork copies only the calling thread.
     children = start_workers(campaign, inventory, options, key, workers) if workers > 1 else None
     with children or nullcontext(), Progress(
@@ -216,7 +239,7 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
             bar.update(task, samples=counters.samples, errors=counters.errors,
                        spend=counters.spend_usd)
 
-        if children is not None:
+        if children is not None or ray is not None:
             def progressed(done: int, samples: int, errors: int, spend: float) -> None:
                 counters.samples += samples
                 counters.errors += errors
@@ -225,6 +248,10 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                     bar.update(task, advance=done)
                     refresh()
 
+            if ray is not None:
+                return run_on_ray(campaign, inventory, options, key, address=ray[0],
+                                  on_progress=progressed)
+            assert children is not None
             return children.gather(progressed)
 
         gathered = Gathered(RunTally(campaign.policy))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from jurat.cli._errors import print_error
@@ -19,6 +20,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
     """Serve until interrupted; configuration errors exit 3 before anything is written."""
     from jurat.ledger import open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
+    from jurat.runner import RayJobs, RunOptions, check_ray_options, import_ray
     from jurat.service import load_served, serve_forever
     from jurat.service._deps import require_serve
     from jurat.service._service import check_campaigns
@@ -26,10 +28,14 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
     console = err_console()
     try:
         require_serve()
-        if executor != "local":
-            raise ConfigError(f"--executor {executor}: `jurat serve` runs jobs with the local "
-                              "executor only for now (fix: --executor local)")
-        del ray_address
+        if executor not in ("local", "ray"):
+            raise ConfigError(f"--executor {executor}: unknown executor (fix: local or ray)")
+        if executor == "local" and ray_address is not None:
+            raise ConfigError("--ray-address without --executor ray (fix: add --executor ray)")
+        if executor == "ray":
+            import_ray()  # the extra is installed, or exit 3 saying how to install it
+            check_ray_options(RunOptions(out_dir=Path("."), ledger_url=ledger_url),
+                              ray_address)
         served = load_served(campaigns)
         if key_path is not None:
             key = load_private_key(key_path)
@@ -49,9 +55,13 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
         url = f"http://{host}:{port}"
+        # The receipts' files are not the service's (it serves them from the ledger): the
+        # tasks' copies go nowhere but a scratch directory on each worker.
+        ray = RayJobs(served, address=ray_address, ledger_url=ledger_url, key=key,
+                      out_dir=tempfile.gettempdir()) if executor == "ray" else None
         try:
             serve_forever(served, ledger=ledger, ledger_url=ledger_url, key=key,
-                          log_signer=signer.signer, host=host, port=port,
+                          log_signer=signer.signer, host=host, port=port, ray=ray,
                           ready=lambda: console.print(
                               f"serving {', '.join(c.id for c in served)} on {url} "
                               f"(ledger {ledger.url}; OpenAPI at {url}/openapi.json)",

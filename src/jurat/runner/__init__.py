@@ -11,6 +11,8 @@ from jurat.runner._execute import Execution
 from jurat.runner._explain import gate_lines, not_passed
 from jurat.runner._intake import check_destinations, intake, intake_artifact, intake_spec
 from jurat.runner._job import JobResult, Progress, job_cost
+from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
+from jurat.runner._ray_jobs import RayJobs
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
 from jurat.runner._run import (
     JobRunner,
@@ -39,6 +41,7 @@ __all__ = [
     "ALL_CONTROLS",
     "CONTROLS_FOR",
     "SWITCH_INTERVAL_S",
+    "TASK_NAME",
     "Check",
     "Execution",
     "Gathered",
@@ -47,6 +50,7 @@ __all__ = [
     "JobResult",
     "JudgeHealth",
     "Progress",
+    "RayJobs",
     "Replay",
     "ReplayedReceipt",
     "RunOptions",
@@ -54,7 +58,9 @@ __all__ = [
     "artifacts_in_flight",
     "check_artifacts",
     "check_destinations",
+    "check_ray_options",
     "gate_lines",
+    "import_ray",
     "intake",
     "intake_artifact",
     "intake_spec",
@@ -67,6 +73,7 @@ __all__ = [
     "quick_thread_switches",
     "replay_ledger",
     "run_campaign_async",
+    "run_on_ray",
     "selftest_judge",
     "selftest_preflight",
     "start_workers",

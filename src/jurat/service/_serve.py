@@ -13,6 +13,7 @@ from jurat.errors import ConfigError
 from jurat.ledger import Ledger, LogSigner
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import PrivateKey
+from jurat.runner import RayJobs
 from jurat.service._deps import require_serve
 from jurat.service._limits import body_limit
 from jurat.service._service import CHECKPOINT_INTERVAL_S, Service
@@ -31,8 +32,9 @@ def load_served(paths: Sequence[Path]) -> list[Campaign]:
 def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: str | None,
                   key: PrivateKey, log_signer: LogSigner, host: str, port: int,
                   checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
-                  ready: Any = None) -> None:
-    """Serve until interrupted. The ledger and keys are the caller's (it closes them)."""
+                  ready: Any = None, ray: RayJobs | None = None) -> None:
+    """Serve until interrupted. The ledger and keys are the caller's (it closes them);
+    ``ray``: run the jobs on a Ray cluster (opened and closed by the service)."""
     require_serve()
     import uvicorn
 
@@ -44,7 +46,8 @@ def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: 
         biggest = max(c.intake.max_artifact_bytes for c in campaigns)
         app = create_app(lambda: Service(campaigns, ledger=ledger, key=key,
                                          log_signer=log_signer,
-                                         checkpoint_interval=checkpoint_interval), tokens,
+                                         checkpoint_interval=checkpoint_interval,
+                                         ray=ray), tokens,
                          max_body_bytes=body_limit(biggest))
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 lifespan="on", access_log=False)

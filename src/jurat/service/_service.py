@@ -33,6 +33,7 @@ from jurat.receipts import (
 from jurat.runner import (
     JobRunner,
     Progress,
+    RayJobs,
     RunOptions,
     artifacts_in_flight,
     intake_spec,
@@ -117,9 +118,12 @@ class Service:
     """The served campaigns and their jobs, over one ledger and one signing key."""
 
     def __init__(self, campaigns: Sequence[Campaign], *, ledger: Ledger, key: PrivateKey,
-                 log_signer: LogSigner, checkpoint_interval: float = CHECKPOINT_INTERVAL_S
-                 ) -> None:
+                 log_signer: LogSigner, checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
+                 ray: RayJobs | None = None) -> None:
         self._campaigns = list(campaigns)
+        self.ray = ray
+        """``--executor ray``: each job runs as a Ray task (runner/_ray_jobs.py); opened
+        with the service, closed with it."""
         self.ledger = ledger
         self.key = key
         self.log_signer = log_signer
@@ -168,6 +172,10 @@ class Service:
                 campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
                 slots=asyncio.Semaphore(limit), upstream_keys=trusted_keys(campaign),
                 references=reference_lines(campaign))
+        if self.ray is not None:
+            self.ray.open()
+            self._stack.callback(self.ray.close)
+            log.info("jobs run as Ray tasks (jurat_job), at most %d at once", self.ray.slots)
         self._resume()
         # Receipts recorded since the last checkpoint (a server stopped before signing it)
         # get theirs too.
@@ -238,13 +246,19 @@ class Service:
                 service = self._received(state)
                 artifact = intake_spec(served.campaign, spec_of(service), "artifact")
                 artifact = artifact.model_copy(update={"id": state.ledger_artifact_id})
-                result = await served.runner.run_one(artifact, job=state.job_id,
-                                                     inputs=receipt_inputs(service))
-            # The service serves receipts from the ledger: the runner's file copy would
-            # only fill the temporary directory, one file per job.
-            Path(result.receipt_path).unlink(missing_ok=True)
-            if not state.reviews or state.reviews[-1][1] != result.receipt_seq:
-                state.reviews.append((result.review_version, result.receipt_seq or 0))
+                if self.ray is not None:
+                    version, seq = await self.ray.run_one(
+                        served.campaign, artifact, job=state.job_id,
+                        inputs=receipt_inputs(service))
+                else:
+                    result = await served.runner.run_one(artifact, job=state.job_id,
+                                                         inputs=receipt_inputs(service))
+                    version, seq = result.review_version, result.receipt_seq
+                    # The service serves receipts from the ledger: the runner's file copy
+                    # would only fill the temporary directory, one file per job.
+                    Path(result.receipt_path).unlink(missing_ok=True)
+            if not state.reviews or state.reviews[-1][1] != seq:
+                state.reviews.append((version, seq or 0))
             state.status = "decided"
             self._receipts_since_checkpoint += 1
         except asyncio.CancelledError:
