@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.npm import npm_packages
+
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "receipt-format.md"
 SCRIPT = Path(__file__).with_name("sigstore_verify.js")
@@ -25,53 +27,10 @@ CACHE = REPO / ".venv" / "sigstore-js"
 PACKAGES = {"@sigstore/verify": "3.1.1", "@sigstore/bundle": "4.0.0"}
 
 
-def _installed(root: Path) -> bool:
-    for name, version in PACKAGES.items():
-        manifest = root / "node_modules" / name / "package.json"
-        if not manifest.exists() or json.loads(manifest.read_text())["version"] != version:
-            return False
-    return True
-
-
 @pytest.fixture(scope="session")
 def sigstore_js() -> Path:
     """node_modules with sigstore-js, installed once into .venv/sigstore-js and reused."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if not npm or not node:
-        pytest.fail("the outside-verifier test needs Node.js 20 and npm on PATH (CI has them)")
-    if _installed(CACHE):
-        return CACHE
-    # Install beside the cache and rename into place, so an interrupted install never
-    # leaves a half-populated cache that later runs would trust.
-    tmp = CACHE.with_name(f"sigstore-js.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "package.json").write_text('{"private": true}\n')
-    specs = [f"{name}@{version}" for name, version in PACKAGES.items()]
-    try:
-        proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", *specs],
-            cwd=tmp,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    except subprocess.TimeoutExpired:
-        shutil.rmtree(tmp, ignore_errors=True)
-        pytest.fail(f"npm install {' '.join(specs)} timed out: is the npm registry reachable?")
-    if proc.returncode != 0 or not _installed(tmp):
-        shutil.rmtree(tmp, ignore_errors=True)
-        pytest.fail(
-            f"npm install {' '.join(specs)} failed (exit {proc.returncode}); the npm registry "
-            f"must be reachable for this test:\n{proc.stderr[-2000:]}"
-        )
-    shutil.rmtree(CACHE, ignore_errors=True)
-    try:
-        tmp.rename(CACHE)
-    except OSError:
-        # Another run won the race; its cache is as good as ours.
-        shutil.rmtree(tmp, ignore_errors=True)
-    return CACHE
+    return npm_packages(CACHE, PACKAGES)
 
 
 def _sigstore_js(root: Path, bundle: Path, pub: Path) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.signer.world import CONTRACT, RECIPIENT, World, jurat
+from tests.support.npm import npm_packages
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("ethers_recover.js")
@@ -22,39 +22,10 @@ CACHE = REPO / ".venv" / "ethers-js"
 ETHERS = "6.17.0"
 
 
-def _installed(root: Path) -> bool:
-    manifest = root / "node_modules" / "ethers" / "package.json"
-    return manifest.exists() and json.loads(manifest.read_text())["version"] == ETHERS
-
-
 @pytest.fixture(scope="session")
 def ethers_js() -> Path:
-    """node_modules with ethers, installed once into .venv/ethers-js and reused (as
-    tests/receipts/test_receipts_outside.py installs sigstore-js)."""
-    npm, node = shutil.which("npm"), shutil.which("node")
-    if not npm or not node:
-        pytest.fail("the ethers test needs Node.js and npm on PATH (CI has them)")
-    if _installed(CACHE):
-        return CACHE
-    # Install beside the cache and rename into place: an interrupted install never leaves
-    # a half-populated cache that later runs would trust.
-    tmp = CACHE.with_name(f"ethers-js.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "package.json").write_text('{"private": true}\n')
-    proc = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", f"ethers@{ETHERS}"],
-        cwd=tmp, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0 or not _installed(tmp):
-        shutil.rmtree(tmp, ignore_errors=True)
-        pytest.fail(f"npm install ethers@{ETHERS} failed (exit {proc.returncode}); the npm "
-                    f"registry must be reachable for this test:\n{proc.stderr[-2000:]}")
-    shutil.rmtree(CACHE, ignore_errors=True)
-    try:
-        tmp.rename(CACHE)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)  # another run won the race
-    return CACHE
+    """node_modules with ethers, installed once into .venv/ethers-js and reused."""
+    return npm_packages(CACHE, {"ethers": ETHERS})
 
 
 def _granted(answer: dict[str, Any]) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from jurat.report._board_files import (
     sigstore_command,
 )
 from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view
-from jurat.report._report_html import CSS, cell, interval, table
+from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 
 __all__ = ["BoardSummary", "write_board"]
@@ -150,15 +150,6 @@ def _link(name: str, text: str, cls: str, element_id: str | None = None) -> str:
             f"{escape(text)}</a>")
 
 
-def _review(v: ArtifactView) -> str:
-    shown = "—" if v.review_version is None else f"v{v.review_version}"
-    if v.superseded_by is not None:
-        return shown + f' <span class="tag superseded">superseded by v{v.superseded_by}</span>'
-    if v.versions > 1:
-        return shown + ' <span class="tag current">current</span>'
-    return shown
-
-
 def _n(v: ArtifactView) -> str:
     if v.samples is None:
         return "—"
@@ -189,7 +180,7 @@ def _row(row: _Row, *, has_key: bool, has_log_key: bool) -> str:
         + cell(escape(v.agreement_text) + interval(v.agreement_text), "agreement")
         + cell(_n(v), "samples")
         + cell(escape(v.fidelity), "fidelity")
-        + cell(_review(v), "review")
+        + cell(review_text(v), "review")
         + cell(files, "files")
         + cell(f'<code class="verify verify-jurat">{escape(verify)}</code>{outside}', "verify")
         + "</tr>"

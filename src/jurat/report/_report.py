@@ -15,7 +15,7 @@ from jurat.models import tone_of
 from jurat.report._charts import agreement_section, convergence_section, order_section
 from jurat.report._details import details
 from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view, coerce_receipts
-from jurat.report._report_html import CSS, cell, interval, table
+from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._report_stats import CostRow, cost_rows
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 from jurat.report._sources import load_receipt_files, receipts_from_ledger
@@ -103,15 +103,6 @@ _ORDER_NOTE = (
 )
 
 
-def _review(v: ArtifactView) -> str:
-    shown = "—" if v.review_version is None else f"v{v.review_version}"
-    if v.superseded_by is not None:
-        return shown + f' <span class="tag superseded">superseded by v{v.superseded_by}</span>'
-    if v.versions > 1:
-        return shown + ' <span class="tag current">current</span>'
-    return shown
-
-
 def _samples(v: ArtifactView) -> str:
     if not v.votes and v.vetoed:
         return "not asked"
@@ -137,7 +128,7 @@ def _decision_row(v: ArtifactView) -> str:
         + cell(escape(v.agreement_text) + interval(v.agreement_text), "agreement")
         + cell(_samples(v), "samples")
         + cell(escape(v.gates_text) or "none", "gates")
-        + cell(_review(v), "review")
+        + cell(review_text(v), "review")
         + cell(escape(v.fidelity), "fidelity")
         + "</tr>"
     )

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
 from jurat.fold import wilson_interval
 from jurat.style import TONE_HEX
+
+if TYPE_CHECKING:
+    from jurat.report._report_data import ArtifactView
 
 
 def interval(text: str) -> str:
@@ -114,3 +118,13 @@ svg.chart text.legend { fill: var(--ink); }
 svg.chart rect.track { fill: #eef1f4; }
 """
 )
+
+
+def review_text(v: ArtifactView) -> str:
+    """The review cell: the version, tagged superseded or current when there are several."""
+    shown = "—" if v.review_version is None else f"v{v.review_version}"
+    if v.superseded_by is not None:
+        return shown + f' <span class="tag superseded">superseded by v{v.superseded_by}</span>'
+    if v.versions > 1:
+        return shown + ' <span class="tag current">current</span>'
+    return shown
