@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import get_args
+from typing import cast, get_args
 
 from jurat.errors import FoldInputError
 from jurat.models import Frozen, Rollout, StabilityGate, Verdict
@@ -55,24 +55,33 @@ def meets(top: int, n: int, share: float | Fraction) -> bool:
     return Fraction(top, n) >= exact  # n <= 0: Fraction's own answer (or its error)
 
 
-def fold_criterion(votes: Sequence[str | None], *, blocker: bool = False) -> CriterionResult:
-    """Fold N samples of one criterion: errored (None) samples vote unsure and stay in N."""
+def plurality(votes: Sequence[str | None], labels: Sequence[str], *, errored: str,
+              what: str) -> tuple[dict[str, int], int, str | None]:
+    """Tally N samples over ``labels`` (an errored sample, None, counts as ``errored`` and
+    stays in N): (tally, top count, the one label with it, or None on a tie)."""
     if len(votes) == 0:
-        raise FoldInputError("votes", "empty vote list; a criterion needs at least one sample")
-    tally = dict.fromkeys(_LABELS, 0)
+        raise FoldInputError("votes", f"empty vote list; {what} needs at least one sample")
+    tally = dict.fromkeys(labels, 0)
     for i, vote in enumerate(votes):
         if vote is None:
-            tally["unsure"] += 1
+            tally[errored] += 1
         elif vote in tally:
             tally[vote] += 1
         else:
             raise FoldInputError(
-                f"votes[{i}]", f"unknown label {vote!r}; use yes, no, unsure, or None for an error"
+                f"votes[{i}]", f"unknown label {vote!r}; use {', '.join(labels)}, or None for "
+                "an error"
             )
-    n = len(votes)
     top = max(tally.values())
-    leaders = [label for label in _LABELS if tally[label] == top]
-    verdict: Verdict = leaders[0] if len(leaders) == 1 else "unsure"
+    leaders = [label for label in labels if tally[label] == top]
+    return tally, top, leaders[0] if len(leaders) == 1 else None
+
+
+def fold_criterion(votes: Sequence[str | None], *, blocker: bool = False) -> CriterionResult:
+    """Fold N samples of one criterion: errored (None) samples vote unsure and stay in N."""
+    tally, top, leader = plurality(votes, _LABELS, errored="unsure", what="a criterion")
+    n = len(votes)
+    verdict = cast(Verdict, leader or "unsure")
     return CriterionResult(
         verdict=verdict, agreement=top / n, top=top, samples=n, tally=tally, blocker=blocker
     )

@@ -10,12 +10,12 @@ tie is ``unresolved``. Weighted coverage and contradiction rate are ``claims_cov
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 from pydantic import Field
 
-from jurat.errors import FoldInputError
 from jurat.fold._claims import claims_coverage
+from jurat.fold._criterion import plurality
 from jurat.models import Frozen, StabilityGate
 
 __all__ = [
@@ -51,21 +51,8 @@ class ClaimResult(Frozen):
 
 def fold_claim(votes: Sequence[str | None]) -> ClaimResult:
     """Seed 000 grounding: N samples of one claim; errored (None) = unresolved, tie = unresolved."""
-    if len(votes) == 0:
-        raise FoldInputError("votes", "empty vote list; a claim needs at least one sample")
-    tally = dict.fromkeys(_LABELS, 0)
-    for i, vote in enumerate(votes):
-        if vote is None:
-            tally["unresolved"] += 1
-        elif vote in tally:
-            tally[vote] += 1
-        else:
-            raise FoldInputError(
-                f"votes[{i}]", f"unknown label {vote!r}; use {list(_LABELS)} or None for an error"
-            )
-    top = max(tally.values())
-    leaders = [label for label in _LABELS if tally[label] == top]
-    label: ClaimLabel = leaders[0] if len(leaders) == 1 else "unresolved"
+    tally, top, leader = plurality(votes, _LABELS, errored="unresolved", what="a claim")
+    label = cast(ClaimLabel, leader or "unresolved")
     n = len(votes)
     return ClaimResult(label=label, agreement=top / n, top=top, samples=n, tally=tally)
 
