@@ -150,21 +150,26 @@ def make_env(root: Path, **kwargs: Any) -> Env:
 
 @contextlib.contextmanager
 def client(env: Env, names: tuple[str, ...] = ("code", "text", "critical"),
-           checkpoint_interval: float = 0.2) -> Iterator[TestClient]:
-    """An in-process server of ``names`` over ``env``'s ledger."""
+           checkpoint_interval: float = 0.2, board: bool = False) -> Iterator[TestClient]:
+    """An in-process server of ``names`` over ``env``'s ledger (``board``: with /board/)."""
     from jurat.ledger import load_log_key
+    from jurat.service._board import BoardCache
 
     campaigns = [load_campaign(env.campaigns[n], served=True) for n in names]
     ledger = open_ledger(env.ledger_url)
     tokens = TokenStore(env.ledger_url)
     signer = load_log_key(env.log_key)
-    app = create_app(lambda: Service(campaigns, ledger=ledger,
-                                     key=load_private_key(env.key), log_signer=signer,
-                                     checkpoint_interval=checkpoint_interval), tokens)
+    key = load_private_key(env.key)
+    public = BoardCache(ledger, key, signer) if board else None
+    app = create_app(lambda: Service(campaigns, ledger=ledger, key=key, log_signer=signer,
+                                     checkpoint_interval=checkpoint_interval), tokens,
+                     board=public)
     try:
         with TestClient(app) as http:
             yield http
     finally:
+        if public is not None:
+            public.close()
         tokens.close()
         ledger.close()
 
@@ -194,13 +199,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def subprocess_server(env: Env, names: tuple[str, ...]) -> Iterator[tuple[subprocess.Popen[str],
-                                                                           str]]:
-    """A real `jurat serve` on 127.0.0.1 and a free port; SIGKILLed if still running."""
+def subprocess_server(env: Env, names: tuple[str, ...], *extra: str
+                      ) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A real `jurat serve` (with ``extra`` options) on 127.0.0.1 and a free port;
+    SIGKILLed if still running."""
     port = free_port()
     args = [sys.executable, "-m", "jurat", "serve", *(str(env.campaigns[n]) for n in names),
             "--ledger", env.ledger_url, "--key", str(env.key), "--log-key", str(env.log_key),
-            "--host", "127.0.0.1", "--port", str(port)]
+            "--host", "127.0.0.1", "--port", str(port), *extra]
     log = open(env.root / f"serve-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(args, cwd=env.root, stdout=log, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ,

@@ -299,13 +299,16 @@ def serve(
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", help="The Ray cluster to join (default: start a local runtime).")]
     = None,
+    board: Annotated[bool, typer.Option(
+        "--board", help="Also serve the public board of every signed verdict at /board/, "
+        "without a token (docs/board.md).")] = False,
 ) -> None:
     """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""
     from jurat.cli._serve import serve_command
 
     finish(lambda: serve_command(campaigns, ledger_url=ledger, key_path=key, log_key=log_key,
                                  host=host, port=port, executor=executor,
-                                 ray_address=ray_address))
+                                 ray_address=ray_address, board=board))
 
 
 @token_app.command("create")

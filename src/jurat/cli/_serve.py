@@ -16,7 +16,7 @@ __all__ = ["serve_command"]
 
 def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Path | None,
                   log_key: Path | None, host: str, port: int, executor: str,
-                  ray_address: str | None) -> ExitCode:
+                  ray_address: str | None, board: bool = False) -> ExitCode:
     """Serve until interrupted; configuration errors exit 3 before anything is written."""
     from jurat.ledger import open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
@@ -62,6 +62,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         try:
             serve_forever(served, ledger=ledger, ledger_url=ledger_url, key=key,
                           log_signer=signer.signer, host=host, port=port, ray=ray,
+                          board=board,
                           ready=lambda: console.print(
                               f"serving {', '.join(c.id for c in served)} on {url} "
                               f"(ledger {ledger.url}; OpenAPI at {url}/openapi.json)",

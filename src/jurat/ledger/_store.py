@@ -349,6 +349,13 @@ class Ledger:
             rows = conn.execute(select(c.c.note).order_by(c.c.id)).all()
         return [parse_unverified_checkpoint(row.note) for row in rows]
 
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint stored in the database (signature not checked), or None."""
+        c = self._t.checkpoints
+        with _db("reading checkpoints"), self._backend.read() as conn:
+            row = conn.execute(select(c.c.note).order_by(c.c.id.desc()).limit(1)).first()
+        return None if row is None else parse_unverified_checkpoint(row.note)
+
     def checkpoint(self, signer: LogSigner) -> str:
         """Sign the current tree head, store it, write it to the checkpoint file; return the note.
 

@@ -1,6 +1,6 @@
 """Pages a person reads: the self-contained HTML report and the public board."""
 
-from jurat.report._board import BoardSummary, write_board
+from jurat.report._board import BOARD_CSP, BoardSummary, write_board
 from jurat.report._report import (
     ReportReceipt,
     load_receipt_files,
@@ -9,6 +9,7 @@ from jurat.report._report import (
 )
 
 __all__ = [
+    "BOARD_CSP",
     "BoardSummary",
     "ReportReceipt",
     "load_receipt_files",

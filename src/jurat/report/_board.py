@@ -44,9 +44,10 @@ from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view
 from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 
-__all__ = ["BoardSummary", "write_board"]
+__all__ = ["BOARD_CSP", "BoardSummary", "write_board"]
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+#: The page's Content-Security-Policy: inline style, nothing fetched, no script.
+BOARD_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _HEAD = ["artifact", "decision", "agreement (votes)", "N", "RF", "review", "files", "verify"]
 _EXTRA_CSS = """
 td.files a { display: block; white-space: nowrap; }
@@ -77,11 +78,6 @@ class _Row(Frozen):
     """Its file name on the board."""
     proven: bool
     """An inclusion proof was written beside it."""
-
-
-def _latest_checkpoint(ledger: Ledger) -> Checkpoint | None:
-    stored = ledger.checkpoints()
-    return stored[-1] if stored else None
 
 
 def _write_receipts(ledger: Ledger, files: Path, checkpoint: Checkpoint | None
@@ -126,7 +122,7 @@ def write_board(ledger: Ledger, out: Path, *, public_key: Path | None,
     """
     files = Path(out) / "files"
     files.mkdir(parents=True, exist_ok=True)
-    checkpoint = _latest_checkpoint(ledger)
+    checkpoint = ledger.latest_checkpoint()
     if checkpoint is not None:
         (files / CHECKPOINT_NAME).write_text(checkpoint.note, encoding="utf-8")
     has_key = _copy_key(public_key, files / PUBLIC_NAME)
@@ -236,7 +232,7 @@ def _page(title: str, rows: Sequence[_Row], checkpoint: Checkpoint | None, *,
         body.append(f'<tr><td colspan="{len(_HEAD)}">No signed verdicts yet.</td></tr>')
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{BOARD_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n<style>{CSS}{_EXTRA_CSS}</style>\n</head>\n<body>\n"
         f"<header><h1>{escape(title)}</h1>{_summary(rows, checkpoint)}"

@@ -15,12 +15,14 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurat import __version__
 from jurat.models._artifact import MAX_ARTIFACT_BYTES
+from jurat.report import BOARD_CSP
+from jurat.service._board import BoardCache
 from jurat.service._errors import Refused
 from jurat.service._limits import BodyLimit, body_limit
 from jurat.service._models import (
@@ -48,13 +50,17 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _READERS = ("operator", "reviewer")
 _RECEIPT_READERS = ("operator", "reviewer", "verifier")
 _bearer = HTTPBearer(auto_error=False)
+#: The board's page has no script and loads nothing from elsewhere (report/_board.py).
+_BOARD_HEADERS = {"Content-Security-Policy": BOARD_CSP, "X-Content-Type-Options": "nosniff"}
 
 
 def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
-               max_body_bytes: int = body_limit(MAX_ARTIFACT_BYTES)) -> FastAPI:
+               max_body_bytes: int = body_limit(MAX_ARTIFACT_BYTES),
+               board: BoardCache | None = None) -> FastAPI:
     """The app; ``open_service()`` gives the async context manager of the ``Service`` it
     serves, entered when the app starts and left when it stops. Request bodies larger
-    than ``max_body_bytes`` are refused (413) as they are read (``_limits``)."""
+    than ``max_body_bytes`` are refused (413) as they are read (``_limits``). With
+    ``board``, the public board is served at ``/board/`` without a token (``_board``)."""
     box: dict[str, Service] = {}
 
     @asynccontextmanager
@@ -116,6 +122,23 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     async def healthz() -> dict[str, str]:
         """200 once the server is ready."""
         return {"status": "ok"}
+
+    if board is not None:
+        served_board = board
+
+        @app.get("/board", include_in_schema=False)
+        async def board_root() -> RedirectResponse:
+            return RedirectResponse("/board/")
+
+        # A plain def: FastAPI runs it on a worker thread, where rebuilding the board
+        # (reading the ledger, writing files) does not hold up the event loop.
+        @app.get("/board/{path:path}", include_in_schema=False)
+        def board_file(path: str) -> FileResponse:
+            found = served_board.file(path)
+            if found is None:
+                raise Refused(404, f"/board/{path[:100]}: no such file on the board",
+                              fix="open /board/")
+            return FileResponse(found, headers=_BOARD_HEADERS)
 
     @app.get("/v1/campaigns", responses=_ERRORS)
     async def campaigns(who: Who) -> CampaignList:

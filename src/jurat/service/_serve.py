@@ -14,6 +14,7 @@ from jurat.ledger import Ledger, LogSigner
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import PrivateKey
 from jurat.runner import RayJobs
+from jurat.service._board import BoardCache
 from jurat.service._deps import require_serve
 from jurat.service._limits import body_limit
 from jurat.service._service import CHECKPOINT_INTERVAL_S, Service
@@ -32,9 +33,10 @@ def load_served(paths: Sequence[Path]) -> list[Campaign]:
 def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: str | None,
                   key: PrivateKey, log_signer: LogSigner, host: str, port: int,
                   checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
-                  ready: Any = None, ray: RayJobs | None = None) -> None:
+                  ready: Any = None, ray: RayJobs | None = None, board: bool = False) -> None:
     """Serve until interrupted. The ledger and keys are the caller's (it closes them);
-    ``ray``: run the jobs on a Ray cluster (opened and closed by the service)."""
+    ``ray``: run the jobs on a Ray cluster (opened and closed by the service); ``board``:
+    also serve the public board at ``/board/`` (``_board``)."""
     require_serve()
     import uvicorn
 
@@ -42,16 +44,21 @@ def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: 
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    public = BoardCache(ledger, key, log_signer) if board else None
     with contextlib.closing(TokenStore(ledger_url)) as tokens:
         biggest = max(c.intake.max_artifact_bytes for c in campaigns)
         app = create_app(lambda: Service(campaigns, ledger=ledger, key=key,
                                          log_signer=log_signer,
                                          checkpoint_interval=checkpoint_interval,
                                          ray=ray), tokens,
-                         max_body_bytes=body_limit(biggest))
+                         max_body_bytes=body_limit(biggest), board=public)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 lifespan="on", access_log=False)
         server = uvicorn.Server(config)
         if ready is not None:
             ready()
-        server.run()
+        try:
+            server.run()
+        finally:
+            if public is not None:
+                public.close()
