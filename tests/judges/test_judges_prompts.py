@@ -138,8 +138,36 @@ def test_a_tag_found_in_the_content_is_redrawn(monkeypatch: pytest.MonkeyPatch) 
 
 def test_every_kind_has_a_versioned_template() -> None:
     assert set(TEMPLATE_FOR_KIND) == {"rubric", "pairwise", "criteria", "equivalence"}
-    assert set(TEMPLATE_FOR_KIND.values()) == set(TEMPLATES)
+    # The claim template is asked per grounded claim (docs/grounding.md), not per kind; the
+    # general decision templates per rubric beyond the ARCV four (judges/_general.py).
+    assert set(TEMPLATE_FOR_KIND.values()) | {
+        "jurat/claim-label@1", "jurat/judge-decision-general@1",
+        "jurat/pairwise-decision-general@1"} == set(TEMPLATES)
     assert all(re.fullmatch(r"[a-z/.-]+(/v1)?@\d+", pid) for pid in TEMPLATES)
+
+
+def test_a_general_rubric_gets_its_own_template_and_schema() -> None:
+    from jurat.models import Rubric
+
+    rubric = Rubric(version="rd/1", criteria=(
+        Criterion(id="assumptions", weight=0.5, text="explicit input domain"),
+        Criterion(id="calibration", weight=0.5)))
+    art = artifact("an explanation")
+    bundle = EvidenceBundle(items=(
+        EvidenceItem(kind="artifact", tool="jurat", tool_version="0", sha256=art.sha256),))
+    prompt = render_decision(rubric, art, bundle, [])
+    assert prompt.prompt_id == "jurat/judge-decision-general@1"
+    assert prompt.json_schema is not None
+    assert prompt.json_schema["properties"]["scores"]["required"] == ["assumptions",
+                                                                      "calibration"]
+    assert "- assumptions (weight 0.5): explicit input domain" in prompt.user
+    assert "correctness" not in prompt.system
+    pair_prompt = render_decision(rubric, pair("x", "y"), bundle, [], order="BA")
+    assert pair_prompt.prompt_id == "jurat/pairwise-decision-general@1"
+    # The seed's rubric keeps the seed's template and schema.
+    seed = render_decision(SEED_RUBRIC, art, bundle, [])
+    assert seed.prompt_id == "jurat/judge-decision@1"
+    assert "Schema (ARCV Judge Decision v1):" in seed.system
 
 
 def test_decision_prompt_carries_digest_gates_evidence_and_delimited_content() -> None:

@@ -116,6 +116,7 @@ SUPPORTS = {
     "always-reject": {"rubric", "pairwise"},
     "always-yes": {"criterion"},
     "always-no": {"criterion"},
+    "always-first": {"pairwise"},
 }
 
 

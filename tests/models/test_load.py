@@ -112,9 +112,26 @@ def test_unreadable_and_invalid_toml(tmp_path: Path) -> None:
     assert info.value.line == 2
 
 
-def test_rubric_ids_must_be_arcv_score_keys(tmp_path: Path) -> None:
+def test_rubric_ids_beyond_arcv_make_a_general_rubric(tmp_path: Path) -> None:
+    # Issue 17: other ids are scored in the general schema (judges/_general.py) ...
+    from jurat.judges._general import general_ids
+
+    campaign = load_campaign(write(tmp_path, GOOD.replace('"reasoning"', '"vibes"')))
+    assert campaign.policy.rubric is not None
+    assert general_ids(campaign.policy.rubric) is not None
+    assert general_ids(load_campaign(write(tmp_path, GOOD)).policy.rubric) is None
+    # ... but an id one edit from an ARCV key is a typo, refused.
     with pytest.raises(CampaignError, match="ARCV"):
-        load_campaign(write(tmp_path, GOOD.replace('"reasoning"', '"vibes"')))
+        load_campaign(write(tmp_path, GOOD.replace('"reasoning"', '"reasonin"')))
+
+
+def test_reasoning_depth_example_loads() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "reasoning-depth" / "campaign.toml"
+    rubric = load_campaign(path).policy.rubric
+    assert rubric is not None
+    assert [c.id for c in rubric.criteria] == [
+        "assumptions", "logical_validity", "mathematics", "complexity", "correction_quality",
+        "calibration"]
 
 
 def test_quickstart_campaigns_load() -> None:

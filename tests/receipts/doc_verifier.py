@@ -45,6 +45,8 @@ PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://jurat.dev/decision/v1"
 FOLD_RULE = "jurat.fold/v1"
+FOLD_RULE_V2 = "jurat.fold/v2"  # §10: model families (§8.7) and curtailment (§8.5)
+CURTAIL_RULE = "jurat.curtail/v1"
 MAX_BUNDLE_BYTES = 16 * 1024 * 1024  # §2.2
 MAX_DEPTH = 64  # §2.2
 FLOAT_REL_TOL = 1e-12  # §7 step 7
@@ -285,7 +287,12 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
     _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped"})
     _fields(pred["review"], REVIEW_FIELDS, "review")
-    _fields(pred["decision"], set(DECISION_FIELDS), "decision", optional={"adjudicated"})
+    if "grounding" in pred["campaign"]["policy"]:
+        # §8.10: a grounded decision's claim fold is documented, but this verifier does not
+        # re-derive it; it refuses such a receipt rather than pass it unchecked.
+        raise DocVerifyError(4, "a grounded receipt (§8.10) is outside this verifier's scope")
+    _fields(pred["decision"], set(DECISION_FIELDS), "decision",
+            optional={"adjudicated", "independent_families", "curtailment"})
     for i, gate in enumerate(pred["gates"]):
         _fields(gate, GATE_FIELDS, f"gates[{i}]")
     for i, judge in enumerate(pred["judges"]):
@@ -464,10 +471,10 @@ def counts_text(counts: dict[str, int]) -> str:
     return "{" + ", ".join(f"'{k}': {counts[k]}" for k in sorted(counts)) + "}"
 
 
-def _base(kind: str) -> dict[str, Any]:
+def _base(kind: str, rule: str = FOLD_RULE) -> dict[str, Any]:
     """§6.8: every field at its "otherwise" value."""
     return {
-        "kind": kind, "fold_rule": FOLD_RULE, "disposition": None, "rollout": None,
+        "kind": kind, "fold_rule": rule, "disposition": None, "rollout": None,
         "equivalent": None, "equivalence_settled": False, "reasons": [], "gates_failed": [],
         "scores": None, "q": None, "q_bp": None, "aggregation": None, "label": None,
         "agreement": None, "agreement_votes": None, "entropy": None, "independent_votes": 0,
@@ -510,10 +517,26 @@ def veto_of(policy: dict[str, Any], gates: list[dict[str, Any]]) -> Veto:
 # -- §8.7: the tier rule -------------------------------------------------------------------
 
 
-def tier_rule(tier: dict[str, Any], labels: list[str], panel_label: str | None) -> tuple[str, str]:
+def family(judge: dict[str, Any]) -> str:
+    """§8.1 (v2): the judge's declared model_family, else the one derived from its config."""
+    if "model_family" in judge:
+        return str(judge["model_family"])
+    if judge["provider"] == "sim":
+        return f"sim:{judge['model']}:seed={judge['seed']}"
+    if judge["provider"].startswith("stub:") or judge["model"] == "":
+        return f"{judge['provider']}:id={judge['id']}"
+    return f"{judge['provider']}:{judge['model']}"
+
+
+def tier_rule(tier: dict[str, Any], labels: list[str], panel_label: str | None,
+              families: int | None = None) -> tuple[str, str]:
     n = len(labels)
     if n < tier["votes"]:
         return "escalate", f"too few independent votes: {n} of {tier['votes']} required"
+    if families is not None and families < tier["votes"]:  # §8.7 case 1a, v2 only
+        noun = "model family" if families == 1 else "model families"
+        return "escalate", (f"{n} votes from {families} {noun}; the {tier['name']} tier needs "
+                            f"{tier['votes']} independent families")
     counts = {label: labels.count(label) for label in set(labels)}
     top = max(counts.values())
     leaders = [label for label, c in counts.items() if c == top]
@@ -533,8 +556,8 @@ def tier_rule(tier: dict[str, Any], labels: list[str], panel_label: str | None) 
 # -- §8.3: rubric --------------------------------------------------------------------------
 
 
-def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]]
-            ) -> dict[str, Any]:
+def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]],
+            rule: str = FOLD_RULE) -> dict[str, Any]:
     rubric = policy["rubric"]
     criteria = rubric["criteria"]
     ids = [c["id"] for c in criteria]
@@ -568,6 +591,7 @@ def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dic
     sample_labels: list[str] = []
     judge_scores: list[list[Fraction]] = []
     labels: list[str] = []
+    voters: set[str] = set()
     total = 0
     for judge in policy["judges"]:
         slots = slots_of(votes, judge["id"], "rubric", judge["samples"])
@@ -583,8 +607,12 @@ def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dic
             med = [median([s[j] for s in mine]) for j in range(len(ids))]
             judge_scores.append(med)
             labels.append(label_of(med))
+            voters.add(family(judge))
     n = len(labels)
-    out = _base("rubric")
+    families = None if rule == FOLD_RULE else len(voters)
+    out = _base("rubric", rule)
+    if families is not None:
+        out["independent_families"] = families
     out.update(
         aggregation="median-of-judge-medians",
         independent_votes=n,
@@ -613,7 +641,7 @@ def _rubric(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dic
             agreement=top / n,
             agreement_votes=share_text(top, n),
         )
-        disposition, reason = tier_rule(tier, labels, panel_label)
+        disposition, reason = tier_rule(tier, labels, panel_label, families)
         why = [reason]
         if disposition == "reject":
             low = below(panel)
@@ -676,8 +704,8 @@ def consensus(labels: list[str | None]) -> Consensus:
     return Consensus(n, missing, top, top / n, entropy, majority)
 
 
-def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]]
-              ) -> dict[str, Any]:
+def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]],
+              rule: str = FOLD_RULE) -> dict[str, Any]:
     sample_prefs: list[str | None] = []
     judge_labels: list[str | None] = []
     total = 0
@@ -689,7 +717,12 @@ def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
         own = consensus(prefs)
         ok = substantive(policy, slots) and own.majority is not None
         judge_labels.append(own.majority if ok else None)
-    out = _base("pairwise")
+    out = _base("pairwise", rule)
+    families = None if rule == FOLD_RULE else len({
+        family(j) for j, label in zip(policy["judges"], judge_labels, strict=True)
+        if label in ("A", "B", "tie")})
+    if families is not None:
+        out["independent_families"] = families
     tier = policy["risk_tier"]
     n = 0
     if judge_labels:
@@ -711,7 +744,8 @@ def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
         disposition = "escalate"
         reason = f"too few independent votes: {n} of {tier['votes']} required"
     else:
-        disposition, reason = tier_rule(tier, [x for x in judge_labels if x is not None], None)
+        disposition, reason = tier_rule(tier, [x for x in judge_labels if x is not None], None,
+                                        families)
         if disposition == "accept" and out["label"] is None:
             disposition, reason = "escalate", "no strict majority among A, B and tie"
     why = [reason]
@@ -727,11 +761,38 @@ def _pairwise(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
 # -- §8.5: criteria ------------------------------------------------------------------------
 
 
-def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]]
-              ) -> dict[str, Any]:
+def verdict_gate(tally: dict[str, int], blocker: bool, quorum: Any) -> tuple[str, str, int]:
+    """§8.5 steps 3 and 5: (verdict, gate, top) of a tally over S slots."""
+    size = sum(tally.values())
+    top = max(tally.values())
+    leaders = [label for label in ("yes", "no", "unsure") if tally[label] == top]
+    verdict = leaders[0] if len(leaders) == 1 else "unsure"
+    if size == 1:
+        gate = "block" if blocker and verdict == "no" else ("pass" if verdict == "yes" else "warn")
+    elif blocker and verdict == "no":
+        gate = "block" if meets(top, size, quorum) else "warn"
+    else:
+        gate = "pass" if verdict == "yes" else "warn"
+    return verdict, gate, top
+
+
+def settles(tally: dict[str, int], rest: int, blocker: bool, quorum: Any) -> bool:
+    """§8.5 curtailment: every filling of the ``rest`` empty slots gives one verdict and gate."""
+    seen = set()
+    for a in range(rest + 1):
+        for b in range(rest + 1 - a):
+            filled = {"yes": tally["yes"] + a, "no": tally["no"] + b,
+                      "unsure": tally["unsure"] + rest - a - b}
+            seen.add(verdict_gate(filled, blocker, quorum)[:2])
+    return len(seen) == 1
+
+
+def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]],
+              rule: str = FOLD_RULE) -> dict[str, Any]:
     suite = policy["criteria"]
     if not policy["judges"]:
         raise FoldRefused("a criteria campaign with no judge evaluated nothing")
+    curtails = rule != FOLD_RULE and suite.get("curtail") is True  # §8.5, v2 only
     outcomes: list[dict[str, Any]] = []
     for judge in policy["judges"]:
         for item in suite["items"]:
@@ -752,23 +813,24 @@ def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
                     error = slot["error"] if slot is not None else None
                     recorded.append(f"error:{error}" if error else "error:missing")
             size = len(slots)
-            top = max(tally.values())
-            leaders = [label for label in ("yes", "no", "unsure") if tally[label] == top]
-            verdict = leaders[0] if len(leaders) == 1 else "unsure"
             blocker = item["blocker"]
-            if size == 1:
-                gate = "block" if blocker and verdict == "no" else (
-                    "pass" if verdict == "yes" else "warn")
-            elif blocker and verdict == "no":
-                gate = "block" if meets(top, size, suite["blocker_quorum"]) else "warn"
-            else:
-                gate = "pass" if verdict == "yes" else "warn"
-            outcomes.append({
+            verdict, gate, top = verdict_gate(tally, blocker, suite["blocker_quorum"])
+            outcome = {
                 "judge": judge["id"], "criterion_id": item["id"], "blocker": blocker,
                 "verdict": verdict, "samples": size, "agreement": top / size,
                 "agreement_votes": share_text(top, size), "sample_verdicts": recorded,
                 "gate": gate,
-            })
+            }
+            k = sum(1 for s in slots if s is not None)
+            if curtails and k < n and all(
+                    s is not None and s["sample"] == i for i, s in enumerate(slots[:k])):
+                drawn = {"yes": 0, "no": 0, "unsure": 0}
+                for label in recorded[:k]:
+                    drawn[label if label in drawn else "unsure"] += 1
+                if settles(drawn, n - k, blocker, suite["blocker_quorum"]):
+                    outcome["drawn"] = k
+                    outcome["sample_verdicts"] = [*recorded[:k], *["undrawn"] * (n - k)]
+            outcomes.append(outcome)
     gates_ = [o["gate"] for o in outcomes]
     rollout = "BLOCK" if "block" in gates_ else "WARN" if "warn" in gates_ else "SHIP"
     why = [
@@ -779,7 +841,12 @@ def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
     if veto.failed:
         rollout = "BLOCK"
         why = [*veto.reasons, *why]
-    out = _base("criteria")
+    out = _base("criteria", rule)
+    if curtails:
+        out["curtailment"] = {
+            "rule": CURTAIL_RULE, "planned": sum(o["samples"] for o in outcomes),
+            "drawn": sum(o.get("drawn", o["samples"]) for o in outcomes),
+        }
     out.update(
         rollout=rollout,
         reasons=why,
@@ -794,7 +861,8 @@ def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
         independent_votes=len(policy["judges"]),
         samples=sum(o["samples"] for o in outcomes),
         valid_samples=sum(
-            1 for o in outcomes for s in o["sample_verdicts"] if not s.startswith("error")
+            1 for o in outcomes for s in o["sample_verdicts"]
+            if not s.startswith("error") and s != "undrawn"
         ),
         missing=0,
     )
@@ -804,12 +872,12 @@ def _criteria(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[d
 # -- §8.6: equivalence ---------------------------------------------------------------------
 
 
-def _equivalence(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]]
-                 ) -> dict[str, Any]:
+def _equivalence(policy: dict[str, Any], gates: list[dict[str, Any]], votes: list[dict[str, Any]],
+                 rule: str = FOLD_RULE) -> dict[str, Any]:
     settings = policy.get("equivalence") or {
         "votes": 1, "min_agreement": 1, "abstain_as_neither": True,
     }
-    out = _base("equivalence")
+    out = _base("equivalence", rule)
     g = next((x for x in gates if x["id"] == "equivalence.deterministic"), None)
     if g is not None and g["outcome"] in ("pass", "fail"):
         equal = g["outcome"] == "pass"
@@ -860,7 +928,7 @@ def _equivalence(policy: dict[str, Any], gates: list[dict[str, Any]], votes: lis
     return out
 
 
-_KINDS: dict[str, Callable[[dict[str, Any], list[Any], list[Any]], dict[str, Any]]] = {
+_KINDS: dict[str, Callable[[dict[str, Any], list[Any], list[Any], str], dict[str, Any]]] = {
     "rubric": _rubric,
     "pairwise": _pairwise,
     "criteria": _criteria,
@@ -871,13 +939,13 @@ _KINDS: dict[str, Callable[[dict[str, Any], list[Any], list[Any]], dict[str, Any
 def derive_decision(policy: dict[str, Any], gates: list[dict[str, Any]],
                     votes: list[dict[str, Any]], rule: str) -> dict[str, Any]:
     """Step 6 (§8): the decision the fold gives on the recorded inputs."""
-    if rule != FOLD_RULE:
+    if rule not in (FOLD_RULE, FOLD_RULE_V2):
         raise FoldRefused(f"unknown fold rule {rule!r}")
     panel = {j["id"] for j in policy["judges"]}
     for i, vote in enumerate(votes):
         if vote["judge"] not in panel:
             raise FoldRefused(f"votes[{i}].judge {vote['judge']!r} is not in the panel")
-    return _KINDS[policy["kind"]](policy, gates, votes)
+    return _KINDS[policy["kind"]](policy, gates, votes, rule)
 
 
 def settle(decision: dict[str, Any], adjudication: dict[str, Any] | None) -> dict[str, Any]:
@@ -919,8 +987,8 @@ def compare_decision(derived: dict[str, Any], recorded: dict[str, Any]) -> list[
                 _same(mine[k], theirs[k], True) for k in mine)
         elif key == "criteria" and isinstance(theirs, list):
             ok = len(mine) == len(theirs) and all(
-                isinstance(t, dict) and set(t) == set(CRITERION_FIELDS) and all(
-                    _same(m[f], t[f], f == "agreement") for f in CRITERION_FIELDS)
+                isinstance(t, dict) and set(t) == set(m) and all(
+                    _same(m[f], t[f], f == "agreement") for f in m)
                 for m, t in zip(mine, theirs, strict=False))
         elif key == "stability" and mine is not None and isinstance(theirs, dict):
             ok = theirs.keys() == mine.keys() and _same(
@@ -1014,6 +1082,10 @@ def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
     problems = _derived_fields(pred) + compare_decision(derived, pred["decision"])
     if derived.get("adjudicated") != pred["decision"].get("adjudicated"):
         problems.append("decision.adjudicated is not what §8.9 gives")
+    for key in ("independent_families", "curtailment"):  # §6.8: v2 only, exact
+        if derived.get(key) != pred["decision"].get(key):
+            problems.append(f"decision.{key}: recorded {pred['decision'].get(key)!r}, "
+                            f"re-derived {derived.get(key)!r}")
     if problems:
         raise DocVerifyError(7, "; ".join(problems))
     return Verified(statement=doc, derived=derived, compared=list(DECISION_FIELDS))

@@ -356,6 +356,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
                                  1).replace('id = "quickstart-rubric"', 'id = "rubric-veto"', 1),
                     encoding="utf-8")
     sources.append(("rubric-veto", veto))
+    # jurat.fold/v2: the quickstart criteria drawn with curtailment (§8.5), and the
+    # quickstart rubric with its three judges declared one model family (§8.7 case 1a).
+    for name, source, old, new in (
+        ("criteria-curtailed", "criteria", "blocker_quorum = 0.8\n",
+         "blocker_quorum = 0.8\ncurtail = true\n"),
+        ("rubric-one-family", "rubric", 'provider = "sim"\n',
+         'provider = "sim"\nmodel_family = "one"\n'),
+    ):
+        if (QUICKSTART / source / "campaign.toml").exists():
+            shutil.copytree(QUICKSTART / source, root / name)
+            path = root / name / "campaign.toml"
+            text = path.read_text(encoding="utf-8").replace(old, new).replace(
+                f'id = "quickstart-{source}"', f'id = "{name}"', 1)
+            path.write_text(text, encoding="utf-8")
+            sources.append((name, path))
     for name, toml in (("pairwise", PAIRWISE), ("edge-rubric", EDGE_RUBRIC),
                        ("edge-pairwise", EDGE_PAIRWISE), ("edge-criteria", EDGE_CRITERIA),
                        ("edge-equivalence", EDGE_EQUIVALENCE)):
@@ -438,11 +453,18 @@ def test_the_runs_reach_the_rules_the_doc_describes(runs: Runs) -> None:
             seen["rubric non-substantive judge"] += 1
         if d["kind"] == "pairwise" and any(v["order"] == "BA" for v in votes):
             seen["pairwise BA order"] += 1
+        if d["kind"] == "criteria" and any("drawn" in c for c in d["criteria"]):
+            assert d["curtailment"]["drawn"] == len(votes) < d["curtailment"]["planned"]
+            seen["criteria curtailed"] += 1
+        if d.get("independent_families") == 1 and d["independent_votes"] == 3:
+            assert d["disposition"] in ("escalate", "reject")
+            seen["one model family"] += 1
     wanted = {
         "equivalence settled deterministically", "equivalence judged",
         "equivalence label is the most frequent raw decision", "criteria errored slot",
         "criteria unstable blocker", "veto, judges skipped", "veto, judges asked",
-        "rubric non-substantive judge", "pairwise BA order",
+        "rubric non-substantive judge", "pairwise BA order", "criteria curtailed",
+        "one model family",
     }
     assert wanted <= {k for k, v in seen.items() if v}, seen
 

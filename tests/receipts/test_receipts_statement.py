@@ -54,7 +54,7 @@ def test_statement_is_in_toto_v1_with_the_artifact_as_subject(statement: dict[st
 def test_predicate_top_level_is_exactly_the_design(statement: dict[str, Any]) -> None:
     pred = statement["predicate"]
     assert set(pred) == TOP_LEVEL
-    assert pred["fold_rule"] == "jurat.fold/v1"
+    assert pred["fold_rule"] == "jurat.fold/v2"  # docs/receipt-format.md §10
     assert pred["replay_fidelity_level"] == "RF-2"
     assert set(pred["campaign"]) == {"id", "kind", "rubric_version", "policy_sha256", "policy"}
     assert pred["campaign"]["policy_sha256"] == policy_digest(rubric_policy())

@@ -52,7 +52,8 @@ def rater_labels(statement: Statement) -> dict[str, str | None]:
     labels: dict[str, str | None] = {}
     for judge in policy.judges:
         own = [v for v in predicate.votes if v.judge == judge.id]
-        alone = decide(_alone(policy, judge.id), (), own, rule=predicate.fold_rule)
+        alone = decide(_alone(policy, judge.id), (), own, rule=predicate.fold_rule,
+                       artifact=predicate.artifact.id)
         labels[judge.id] = _label_of(policy.kind, alone, folded=False)
     labels[DECISION] = _label_of(policy.kind, predicate.decision, folded=True)
     return labels

@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from jurat.cli._text import shown
-from jurat.models import Campaign
+from jurat.judges import BiasReading
+from jurat.models import Campaign, MonitorBounds
 from jurat.runner import JudgeHealth, RunTally
 from jurat.style import terminal_markup
 
@@ -62,6 +63,7 @@ def print_summary(tally: RunTally, console: Console, campaign: Campaign) -> list
     health = tally.health()
     if health:
         _print_health(health, console)
+    _print_bias(tally.bias_readings(), campaign.monitor, console)
     counts = tally.outcomes()
     console.print("outcomes: " + ", ".join(f"{word} {n}" for word, n in counts.items()),
                   highlight=False)
@@ -88,3 +90,35 @@ def _print_health(health: Sequence[JudgeHealth], console: Console) -> None:
                 f"[red]judge {shown(h.judge)} errored on every sample[/] ({h.samples} of "
                 f"{h.samples}: {shown(h.errors_text())}): it cast no vote in any decision, "
                 "so the others decided without it", highlight=False)
+
+
+def _rate(value: float | None, of: str) -> str:
+    return "-" if value is None else f"{value:.2f} ({of})"
+
+
+def _print_bias(readings: Sequence[BiasReading], bounds: MonitorBounds,
+                console: Console) -> None:
+    """The live bias monitor (judges/_bias.py): one row per judge, then one line per alarm
+    (a reading outside the campaign's ``[monitor]`` bounds). An alarm changes no decision."""
+    if not readings:
+        return
+    table = Table(title="bias monitor", show_lines=False)
+    for col in ("judge", "always-equivalent", "first-shown", "order consistency",
+                "verbosity r"):
+        table.add_column(col)
+    for b in readings:
+        o = b.order
+        r = b.verbosity.r
+        table.add_row(
+            shown(b.judge),
+            _rate(b.always_equivalent_rate, f"{b.equivalent}/{b.equivalence_answers}"),
+            _rate(o.first_position_rate, f"{o.first_position}/{o.ab_answers}"),
+            _rate(b.order_consistency, f"{o.consistent}/{o.items}"),
+            "-" if r is None else f"{r:+.2f} (n {b.verbosity.n})")
+    console.print(table)
+    alarms = [alarm for b in readings for alarm in b.alarms(bounds)]
+    for alarm in alarms:
+        console.print(f"[yellow]bias alarm[/]: {shown(alarm.text)}", highlight=False)
+    if not alarms:
+        console.print(f"bias monitor: no alarm (readings on fewer than {bounds.min_votes} "
+                      "answers raise none)", highlight=False)

@@ -1,4 +1,7 @@
-"""The pure decision functions (``jurat.fold/v1``). No I/O, no clock, no judges, no ledger."""
+"""The pure decision functions (``jurat.fold/v2``, and ``v1`` for the receipts that name it).
+
+No I/O, no clock, no judges, no ledger.
+"""
 
 from jurat.fold._claims import claims_coverage
 from jurat.fold._consensus import Consensus, pairwise_consensus
@@ -8,8 +11,11 @@ from jurat.fold._criterion import (
     rollout,
     stability_gate,
 )
+from jurat.fold._curtail import CURTAIL_RULE, fewest_to_settle, settled
 from jurat.fold._decide import (
     FOLD_RULE,
+    FOLD_RULE_V1,
+    FOLD_RULES,
     RUBRIC_OPERATOR,
     canonical_preference,
     decide,
@@ -34,7 +40,10 @@ from jurat.fold._stats import (
 )
 
 __all__ = [
+    "CURTAIL_RULE",
     "FOLD_RULE",
+    "FOLD_RULES",
+    "FOLD_RULE_V1",
     "RUBRIC_OPERATOR",
     "Consensus",
     "ClaimFinding",
@@ -54,6 +63,7 @@ __all__ = [
     "equivalence_outcome",
     "equivalence_verdict",
     "false_block_probability",
+    "fewest_to_settle",
     "fold_claim",
     "fold_criterion",
     "gate_veto",
@@ -65,6 +75,7 @@ __all__ = [
     "required_gates",
     "rollout",
     "rubric_score",
+    "settled",
     "stability_gate",
     "wilson_interval",
 ]

@@ -1,4 +1,10 @@
-"""The decision fold ``jurat.fold/v1``: (policy, gates, votes) → Decision. Pure: no I/O, no clock.
+"""The decision fold ``jurat.fold/v2`` (and ``v1``, which receipts that name it re-derive
+with): (policy, gates, votes) → Decision. Pure: no I/O, no clock.
+
+v2 differs from v1 in two rules (docs/receipt-format.md §10): the risk tier counts model
+families, not judges (seed 000, "multiple calls to one model are not independent
+witnesses"), and a criterion's undrawn samples are read as curtailed when the drawn ones
+settle it (fold/_curtail.py). Everything else is the same code path.
 
 Every rule cites the seed section it implements; docs/receipt-format.md §8 states them.
 """
@@ -12,8 +18,10 @@ from jurat.errors import FoldInputError
 from jurat.fold._adjudication import apply_adjudication
 from jurat.fold._consensus import pairwise_consensus
 from jurat.fold._criterion import fold_criterion, meets, rollout, stability_gate
+from jurat.fold._curtail import CURTAIL_RULE, settled
 from jurat.fold._equivalence import equivalence_verdict
 from jurat.fold._gates import gate_veto
+from jurat.fold._grounded import apply_grounding
 from jurat.fold._rubric import RubricScorer, ScoreKey, basis_points
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
@@ -27,7 +35,12 @@ from jurat.models import (
     Vote,
 )
 
-FOLD_RULE = "jurat.fold/v1"
+#: The rule new decisions are folded with.
+FOLD_RULE = "jurat.fold/v2"
+#: The first rule: judges count as independent votes, missing samples are errors. Receipts
+#: that name it re-derive with it, byte for byte.
+FOLD_RULE_V1 = "jurat.fold/v1"
+FOLD_RULES = (FOLD_RULE_V1, FOLD_RULE)
 RUBRIC_OPERATOR = "median-of-judge-medians"
 
 
@@ -38,13 +51,16 @@ def decide(
     *,
     rule: str = FOLD_RULE,
     adjudication: Adjudication | None = None,
+    artifact: str | None = None,
 ) -> Decision:
     """Fold the recorded inputs of one artifact into its decision.
 
     ``adjudication`` (``review.adjudication`` of a later review) settles an escalated
     decision; it is applied after the panel's fold, by ``apply_adjudication``'s rules.
+    ``artifact``: the artifact's id, which a grounded campaign needs to find its claims
+    (fold/_grounded.py); ignored without ``[grounding]``.
     """
-    decision = _decide(policy, gates, votes, rule)
+    decision = apply_grounding(policy, _decide(policy, gates, votes, rule), votes, artifact)
     if adjudication is None:
         return decision
     return apply_adjudication(decision, adjudication)
@@ -53,19 +69,21 @@ def decide(
 def _decide(
     policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
 ) -> Decision:
-    if rule != FOLD_RULE:
-        raise FoldInputError("fold_rule", f"unknown rule {rule!r}; this jurat folds {FOLD_RULE}")
+    if rule not in FOLD_RULES:
+        raise FoldInputError(
+            "fold_rule", f"unknown rule {rule!r}; this jurat folds {', '.join(FOLD_RULES)}"
+        )
     known = {j.id for j in policy.judges}
     for i, vote in enumerate(votes):
         if vote.judge not in known:
             raise FoldInputError(f"votes[{i}].judge", f"{vote.judge!r} is not in the panel")
     if policy.kind == "rubric":
-        return _rubric(policy, gates, votes)
+        return _rubric(policy, gates, votes, rule)
     if policy.kind == "pairwise":
-        return _pairwise(policy, gates, votes)
+        return _pairwise(policy, gates, votes, rule)
     if policy.kind == "criteria":
-        return _criteria(policy, gates, votes)
-    return _equivalence(policy, gates, votes)
+        return _criteria(policy, gates, votes, rule)
+    return _equivalence(policy, gates, votes, rule)
 
 
 # -- shared steps --------------------------------------------------------------------------
@@ -113,7 +131,9 @@ def _share(top: int, n: int) -> str:
 # -- rubric (seed 000: score aggregation and hard gates; risk tiers) -----------------------
 
 
-def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+def _rubric(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
+) -> Decision:
     assert policy.rubric is not None
     tier = policy.risk_tier
     veto = gate_veto(policy.hard_gates, gates)
@@ -125,6 +145,7 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
     labels: list[str] = []
     sample_labels: list[str] = []
     all_slots: list[Vote | None] = []
+    families: set[str] = set()  # of the judges with a substantive vote (v2 tier rule)
     for judge in policy.judges:
         slots = _samples_of(judge, "rubric", grouped, judge.samples)
         all_slots.extend(slots)
@@ -138,13 +159,16 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
         if keys and meets(len(keys), len(slots), policy.min_valid_fraction):  # _substantive
             per_judge[judge.id] = rubric.median(keys)
             labels.append(rubric.label(per_judge[judge.id]))
+            families.add(judge.family)
     n = len(labels)
+    counted = len(families) if rule != FOLD_RULE_V1 else None
     valid_samples = len(sample_labels)
     base = {
         "kind": "rubric",
-        "fold_rule": FOLD_RULE,
+        "fold_rule": rule,
         "gates_failed": veto.failed,
         "independent_votes": n,
+        "independent_families": counted,
         "missing": len(policy.judges) - n,
         "samples": len(all_slots),
         "valid_samples": valid_samples,
@@ -159,7 +183,7 @@ def _rubric(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote])
     panel = rubric.median(list(per_judge.values()))
     verdict = rubric.eligibility(panel)
     top = max(labels.count("accept"), labels.count("reject"))
-    disposition, why = _tier_disposition(tier, labels, verdict.label)
+    disposition, why = _tier_disposition(tier, labels, verdict.label, families=counted)
     if disposition == "reject":
         why = [
             f"below per-criterion minimum: {', '.join(verdict.below_minimum)}"
@@ -187,12 +211,20 @@ def _top_share(labels: Sequence[str]) -> float | None:
 
 
 def _tier_disposition(
-    tier: RiskTier, labels: Sequence[str], panel_label: str | None
+    tier: RiskTier, labels: Sequence[str], panel_label: str | None, *, families: int | None
 ) -> tuple[str, list[str]]:
-    """Seed 000 risk tiers: too few independent votes or too little agreement escalates."""
+    """Seed 000 risk tiers: too few independent votes or too little agreement escalates.
+
+    ``families`` (v2; None under v1): distinct model families among the voting judges. Seed
+    000 counts "independent substantive votes" and says calls to one model are not
+    independent witnesses, so the tier's vote count is checked against families too; the
+    agreement share stays over the judges' votes, as recorded.
+    """
     n = len(labels)
     if n < tier.votes:
         return "escalate", [f"too few independent votes: {n} of {tier.votes} required"]
+    if families is not None and families < tier.votes:
+        return "escalate", [_too_few_families(n, families, tier)]
     counts = {label: labels.count(label) for label in sorted(set(labels))}
     top = max(counts.values())
     leaders = [label for label, c in counts.items() if c == top]
@@ -207,6 +239,12 @@ def _tier_disposition(
     if tier.adjudication and top_label in ("accept", "A", "B", "tie"):
         return "escalate", ["tier requires explicit adjudication before certification"]
     return ("accept" if top_label != "reject" else "reject"), [f"{top}/{n} independent votes agree"]
+
+
+def _too_few_families(n: int, families: int, tier: RiskTier) -> str:
+    kinds = "model family" if families == 1 else "model families"
+    return (f"{n} votes from {families} {kinds}; the {tier.name} tier needs {tier.votes} "
+            "independent families")
 
 
 # -- pairwise (seed 000: order restoration, consensus) -------------------------------------
@@ -224,7 +262,9 @@ def canonical_preference(vote: Vote) -> str | None:
     return str(pref)
 
 
-def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+def _pairwise(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
+) -> Decision:
     tier = policy.risk_tier
     veto = gate_veto(policy.hard_gates, gates)
     grouped = _grouped(votes)
@@ -243,16 +283,21 @@ def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
     samples = pairwise_consensus(sample_labels) if sample_labels else None
     n = panel.n if panel else 0
     substantive = [x for x in judge_labels if x is not None]
+    # Families of the judges counted in n (abstentions are missing coverage, seed 000).
+    counted = None if rule == FOLD_RULE_V1 else len({
+        j.family for j, label in zip(policy.judges, judge_labels, strict=True)
+        if label in ("A", "B", "tie")
+    })
     if n < tier.votes or panel is None:
         disposition, why = "escalate", [f"too few independent votes: {n} of {tier.votes} required"]
     else:
-        disposition, why = _tier_disposition(tier, substantive, None)
+        disposition, why = _tier_disposition(tier, substantive, None, families=counted)
         if panel.majority is None and disposition == "accept":
             disposition, why = "escalate", ["no strict majority among A, B and tie"]
     disposition, why = veto.apply(disposition, why)
     return Decision(
         kind="pairwise",
-        fold_rule=FOLD_RULE,
+        fold_rule=rule,
         disposition=disposition,
         reasons=tuple(why),
         gates_failed=veto.failed,
@@ -261,6 +306,7 @@ def _pairwise(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
         agreement_votes=_share(panel.top, panel.n) if panel and panel.n else None,
         entropy=panel.entropy if panel else None,
         independent_votes=n,
+        independent_families=counted,
         missing=panel.missing if panel else 0,
         samples=total,
         valid_samples=samples.n if samples else 0,
@@ -287,11 +333,15 @@ def _verdicts_of(slots: Sequence[Vote | None]) -> tuple[list[str | None], tuple[
     return verdicts, tuple(labels)
 
 
-def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+def _criteria(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
+) -> Decision:
     suite = policy.criteria
     assert suite is not None
     veto = gate_veto(policy.hard_gates, gates)
     grouped = _grouped(votes)
+    # v2 reads undrawn samples as curtailed only where the policy curtails (§8.5).
+    curtails = suite.curtail and rule != FOLD_RULE_V1
     outcomes: list[CriterionOutcome] = []
     for judge in policy.judges:
         for item in suite.items:
@@ -299,6 +349,11 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
             slots = _samples_of(judge, item.id, grouped, n)
             verdicts, labels = _verdicts_of(slots)
             result = fold_criterion(verdicts, blocker=item.blocker)
+            drawn = _curtailed_at(slots, verdicts, n, blocker=item.blocker,
+                                  quorum=suite.blocker_quorum) if curtails else None
+            if drawn is not None:
+                # Settled by the drawn samples: the rest were never asked (fold/_curtail.py).
+                labels = (*labels[:drawn], *(["undrawn"] * (n - drawn)))
             outcomes.append(
                 CriterionOutcome(
                     judge=judge.id,
@@ -310,6 +365,7 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
                     agreement_votes=_share(result.top, result.samples),
                     sample_verdicts=labels,
                     gate=stability_gate(result, quorum=suite.blocker_quorum),
+                    drawn=drawn,
                 )
             )
     if not outcomes:
@@ -333,10 +389,18 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
             ),
         }
     all_slots = sum(o.samples for o in outcomes)
-    valid = sum(1 for o in outcomes for s in o.sample_verdicts if not s.startswith("error"))
+    valid = sum(1 for o in outcomes for s in o.sample_verdicts
+                if not s.startswith("error") and s != "undrawn")
+    curtailment: dict[str, str | int] | None = None
+    if curtails:
+        curtailment = {
+            "rule": CURTAIL_RULE,
+            "planned": all_slots,
+            "drawn": sum(o.samples if o.drawn is None else o.drawn for o in outcomes),
+        }
     return Decision(
         kind="criteria",
-        fold_rule=FOLD_RULE,
+        fold_rule=rule,
         rollout=decision,
         reasons=tuple(why),
         gates_failed=veto.failed,
@@ -345,7 +409,23 @@ def _criteria(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote
         independent_votes=len(policy.judges),
         samples=all_slots,
         valid_samples=valid,
+        curtailment=curtailment,
     )
+
+
+def _curtailed_at(
+    slots: Sequence[Vote | None], verdicts: Sequence[str | None], planned: int, *,
+    blocker: bool, quorum: float,
+) -> int | None:
+    """k when exactly samples 0..k-1 (k < N) are recorded and they settle the criterion
+    (``settled``, the check a verifier repeats); None otherwise, and then a missing sample
+    is an error that counts as unsure (§8.1), as under v1."""
+    drawn = sum(1 for v in slots if v is not None)
+    if drawn >= planned:
+        return None
+    if any(v is not None and v.sample != k for k, v in enumerate(slots[:drawn])):
+        return None
+    return drawn if settled(verdicts[:drawn], planned, blocker=blocker, quorum=quorum) else None
 
 
 def _sample_label(vote: Vote | None) -> str:
@@ -366,7 +446,9 @@ def _decision_of(vote: Vote | None) -> str:
     return str(value) if value in ("EQUIVALENT", "DIFFERENT", "ABSTAIN") else "PARSE_ERROR"
 
 
-def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote]) -> Decision:
+def _equivalence(
+    policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[Vote], rule: str
+) -> Decision:
     settings = policy.equivalence
     votes_needed = settings.votes if settings else 1
     min_agreement = settings.min_agreement if settings else 1
@@ -377,7 +459,7 @@ def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[V
         equal = deterministic.outcome == "pass"
         return Decision(
             kind="equivalence",
-            fold_rule=FOLD_RULE,
+            fold_rule=rule,
             equivalent=equal,
             equivalence_settled=True,
             label="EQUIVALENT" if equal else "DIFFERENT",
@@ -390,7 +472,7 @@ def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[V
     if not slots:
         return Decision(
             kind="equivalence",
-            fold_rule=FOLD_RULE,
+            fold_rule=rule,
             equivalent=None,
             reasons=("not settled deterministically and no judge in the panel",),
         )
@@ -404,7 +486,7 @@ def _equivalence(policy: Policy, gates: Sequence[GateOutcome], votes: Sequence[V
     top = max(counts.values())
     return Decision(
         kind="equivalence",
-        fold_rule=FOLD_RULE,
+        fold_rule=rule,
         equivalent=verdict,
         equivalence_settled=verdict is not None,
         label=max(counts, key=lambda d: counts[d]) if verdict is not None else None,

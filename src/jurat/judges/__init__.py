@@ -8,6 +8,13 @@ and ``anthropic`` (the official SDKs, imported lazily), ``sim`` (a seeded noisy 
 ``stub:<name>`` and ``replay``.
 """
 
+from jurat.judges._bias import (
+    BiasAlarm,
+    BiasCounts,
+    BiasReading,
+    equivalent_share,
+    first_position_ok,
+)
 from jurat.judges._cost import (
     PHASES,
     CostSummary,
@@ -76,6 +83,9 @@ __all__ = [
     "SIM_LABELS",
     "TEMPLATES",
     "TEMPLATE_FOR_KIND",
+    "BiasAlarm",
+    "BiasCounts",
+    "BiasReading",
     "CallKind",
     "CostSummary",
     "EndpointLimiter",
@@ -103,6 +113,8 @@ __all__ = [
     "combine",
     "complete_text",
     "cost_summary",
+    "equivalent_share",
+    "first_position_ok",
     "format_cost_table",
     "interpret",
     "judge_bundle",

@@ -34,8 +34,11 @@ from jurat.errors import (
     TransportError,
 )
 from jurat.fold import canonical_preference, hard_gates_pass
+from jurat.judges._claims import render_claim
+from jurat.judges._curtail import curtailed_groups, draw_curtailed
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
+from jurat.judges._general import general_ids
 from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
 from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
 from jurat.judges._protocol import (
@@ -70,6 +73,8 @@ def _label(vote: Vote, kind: str) -> str:
     if kind == "criterion":
         # Seed 001 §1: an errored sample votes unsure.
         return str(vote.answer["verdict"]) if vote.answer else "unsure"
+    if kind == "claim":  # seed 000 grounding: an errored sample is unresolved
+        return str(vote.answer["label"]) if vote.answer else "unresolved"
     if vote.answer is None:
         return "PARSE_ERROR" if kind == "equivalence" else "error"
     if kind == "pairwise":
@@ -353,14 +358,23 @@ class Engine:
                     )
                 await _call(on_vote, vote)
 
-        pending = [p for p in plan if p.key not in done]
+        # ``[criteria] curtail``: each (judge, criterion) draws wave by wave, in sample order,
+        # and stops once settled (_curtail.py); recorded samples count and are not redrawn.
+        sequences, at_once = curtailed_groups(policy, plan)
+        quorum = policy.criteria.blocker_quorum if policy.criteria else 1.0
         try:
             async with asyncio.TaskGroup() as group:
-                for planned in pending:
-                    group.create_task(one(planned))
+                for planned in at_once:
+                    if planned.key not in done:
+                        group.create_task(one(planned))
+                for sequence in sequences:
+                    group.create_task(draw_curtailed(
+                        sequence, lambda key: done.get(key) or new.get(key), one, quorum=quorum))
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None
-        return [done[p.key] if p.key in done else new[p.key] for p in plan]
+        # A curtailed sample was never drawn: it is left out, not recorded as an error.
+        return [done[p.key] if p.key in done else new[p.key] for p in plan
+                if p.key in done or p.key in new]
 
     async def _sample(self, job: _Job, planned: PlannedSample, on_retry: OnRetry | None) -> Vote:
         config = planned.judge
@@ -383,6 +397,7 @@ class Engine:
                 order=planned.order,
                 gates_pass=job.gates_ok,
                 bundle_size=len(job.bundle.items),
+                claim=planned.claim,
             )
 
         out = await self._attempts(
@@ -405,6 +420,7 @@ class Engine:
                     gates=job.gates,
                     hard_gates=job.hard_gates,
                     reference=job.reference,
+                    score_ids=general_ids(job.policy.rubric),
                 )
             except JudgeOutputError as exc:
                 error = exc.kind
@@ -497,6 +513,9 @@ class _Job:
         if planned.kind == "criterion":
             assert planned.item is not None
             return render_criterion(planned.item, self.artifact, self.gates)
+        if planned.kind == "claim":
+            assert planned.claim is not None
+            return render_claim(planned.claim, self.artifact, self.bundle)
         return render_equivalence(self.artifact)
 
 
@@ -520,6 +539,9 @@ async def run_samples(
     pairwise the same with a seeded presentation order per sample (``Vote.order``); criteria
     ``suite.samples`` or ``suite.blocker_samples`` per item; equivalence
     ``policy.equivalence.votes``. Samples already in ``existing`` are not sampled again.
+    With ``[criteria] curtail = true`` a criterion's samples are drawn in waves, in sample
+    order, and the undrawn rest is left out once the drawn ones settle it (judges/_curtail.py,
+    docs/receipt-format.md §8.5): such samples are neither dispatched nor returned.
     The rest run concurrently within the limits; ``on_vote`` is awaited for each vote as soon
     as it is final, one at a time; ``on_retry(sample key, failed attempt, kind)`` for each
     transport retry. Returns existing and new votes in dispatch order (panel order,

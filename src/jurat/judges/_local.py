@@ -24,13 +24,24 @@ def decision_text(call: JudgeCall, *, good: bool, preference: str, why: str) -> 
     answer = {
         "artifact_sha256": call.artifact.sha256,
         "preference": preference,
-        "scores": _TOP if good else _LOW,
+        "scores": _scores(call, good),
         "hard_gates_pass": call.gates_pass,
         "disposition": "accept" if accept else "reject",
         "evidence_indices": [0],
         "explanation": why,
     }
     return json.dumps(answer)
+
+
+def _scores(call: JudgeCall, good: bool) -> dict[str, int]:
+    """The ARCV four, or a general rubric's ids read from the schema the prompt sent (as a
+    model reads it, judges/_general.py): 5 each when good, else 1 for the first, 2 after."""
+    schema = call.prompt.json_schema or {}
+    scores = schema.get("properties", {}).get("scores", {})
+    ids = scores.get("required") if isinstance(scores, dict) else None
+    if not isinstance(ids, list) or set(ids) <= set(_TOP):
+        return _TOP if good else _LOW
+    return {cid: 5 if good else (1 if i == 0 else 2) for i, cid in enumerate(ids)}
 
 
 def criterion_text(verdict: str, why: str) -> str:

@@ -10,6 +10,12 @@ from typing import Any
 
 from jurat.canonical import digest_json
 from jurat.errors import ConfigError
+from jurat.judges._general import (
+    GENERAL_DECISION_TEMPLATE,
+    GENERAL_PAIRWISE_TEMPLATE,
+    GENERAL_SCHEMA_ID,
+    general_ids,
+)
 from jurat.judges._order import presentation_order
 from jurat.judges._prompts import TEMPLATE_FOR_KIND
 from jurat.judges._protocol import CallKind
@@ -24,6 +30,7 @@ from jurat.models import (
     Policy,
     Vote,
 )
+from jurat.models._grounding import GroundedClaim, claim_criterion
 
 __all__ = ["PlannedSample", "index_existing", "judge_bundle", "judge_pins", "plan_samples"]
 
@@ -45,6 +52,8 @@ class PlannedSample(Frozen):
     """Pairwise presentation order, ``AB`` or ``BA``."""
     item: Criterion | None = None
     """The binary criterion (criteria campaigns)."""
+    claim: GroundedClaim | None = None
+    """The grounded claim (``claim`` samples; docs/grounding.md)."""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -94,7 +103,24 @@ def plan_samples(policy: Policy, artifact: Artifact) -> list[PlannedSample]:
                 )
                 for k in range(n)
             )
+        plan.extend(claim_samples(policy, judge, artifact))
     return plan
+
+
+def claim_samples(
+    policy: Policy, judge: JudgeConfig, artifact: Artifact
+) -> list[PlannedSample]:
+    """Seed 000 grounding: N samples per claim of the artifact per judge, after the kind's."""
+    grounding = policy.grounding
+    if grounding is None:
+        return []
+    n = grounding.samples
+    return [
+        PlannedSample(judge=judge, criterion=claim_criterion(claim.id), sample=k, of=n,
+                      kind="claim", claim=claim)
+        for claim in grounding.claims_of(artifact.id)
+        for k in range(n)
+    ]
 
 
 def judge_bundle(artifact: Artifact, bundle: EvidenceBundle) -> EvidenceBundle:
@@ -139,6 +165,12 @@ def index_existing(
 def judge_pins(policy: Policy) -> list[dict[str, Any]]:
     """What the receipt pins per judge: model, prompt id@version, schema, decoding, digest."""
     pins = []
+    prompt_id, schema_id = TEMPLATE_FOR_KIND[policy.kind], SCHEMA_FOR_KIND[policy.kind]
+    if policy.kind in ("rubric", "pairwise") and general_ids(policy.rubric):
+        # A rubric beyond the ARCV four (judges/_general.py).
+        template = GENERAL_DECISION_TEMPLATE if policy.kind == "rubric" else (
+            GENERAL_PAIRWISE_TEMPLATE)
+        prompt_id, schema_id = "@".join(template), GENERAL_SCHEMA_ID
     for config in policy.judges:
         decoding: dict[str, Any] = {
             "temperature": config.temperature,
@@ -152,8 +184,8 @@ def judge_pins(policy: Policy) -> list[dict[str, Any]]:
                 "id": config.id,
                 "provider": config.provider,
                 "model": config.model,
-                "prompt_id": TEMPLATE_FOR_KIND[policy.kind],
-                "schema_id": SCHEMA_FOR_KIND[policy.kind],
+                "prompt_id": prompt_id,
+                "schema_id": schema_id,
                 "decoding": decoding,
                 "config_sha256": digest_json(config),
             }

@@ -18,6 +18,13 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from jurat.judges._claims import CLAIM_TEXTS
+from jurat.judges._general import (
+    GENERAL_DECISION_TEMPLATE,
+    GENERAL_PAIRWISE_TEMPLATE,
+    general_ids,
+    general_schema,
+)
 from jurat.judges._protocol import Prompt
 from jurat.judges._validate import CRITERION_SCHEMA, arcv_schema
 from jurat.models import Artifact, Criterion, EvidenceBundle, GateOutcome, Rubric
@@ -142,6 +149,15 @@ REASON: <one short sentence>
 NUMERIC_A: <extracted number or NULL>
 NUMERIC_B: <extracted number or NULL>"""
 
+#: A general rubric (judges/_general.py): the same instructions, the schema named for what
+#: it is; the criteria it scores are listed in the user turn, as for ARCV.
+_GENERAL_SYSTEM = _DECISION_SYSTEM.replace(
+    "Schema (ARCV Judge Decision v1):",
+    "Schema (jurat Judge Decision, general criteria, v1; scores holds exactly the rubric's "
+    "criteria):")
+GENERAL_SCHEMA_NAME = "jurat_judge_decision_general_v1"
+
+
 #: The prompt id@version each campaign kind uses.
 TEMPLATE_FOR_KIND = {
     "rubric": "jurat/judge-decision@1",
@@ -156,6 +172,9 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "jurat/pairwise-decision@1": (_DECISION_SYSTEM, _DECISION_USER, _PAIR_INTRO),
     "jurat/binary-criterion@1": (_CRITERION_SYSTEM, _CRITERION_USER),
     "invariance-checker/judge/v1@2": (_EQUIVALENCE_USER,),
+    "jurat/claim-label@1": CLAIM_TEXTS,
+    "jurat/judge-decision-general@1": (_GENERAL_SYSTEM, _DECISION_USER, _SINGLE_INTRO),
+    "jurat/pairwise-decision-general@1": (_GENERAL_SYSTEM, _DECISION_USER, _PAIR_INTRO),
 }
 
 
@@ -185,6 +204,18 @@ def provider_arcv_schema() -> dict[str, Any]:
     """
     schema = {k: v for k, v in arcv_schema().items() if k not in ("allOf", "$schema", "title")}
     return schema
+
+
+@cache
+def _general_system(ids: tuple[str, ...]) -> str:
+    return _GENERAL_SYSTEM.format(schema=json.dumps(general_schema(ids), separators=(",", ":")))
+
+
+@cache
+def _provider_general_schema(ids: tuple[str, ...]) -> dict[str, Any]:
+    # As provider_arcv_schema: grammar engines reject the conditional; validation keeps it.
+    return {k: v for k, v in general_schema(ids).items()
+            if k not in ("allOf", "$schema", "title")}
 
 
 @cache
@@ -243,11 +274,16 @@ def render_decision(
 ) -> Prompt:
     """The ARCV decision prompt: one candidate (rubric) or two in ``order`` (pairwise)."""
     nonce = _nonce(artifact.text, artifact.a, artifact.b, *(i.excerpt for i in bundle.items))
+    ids = general_ids(rubric)
     if order is None:
         template, intro = DECISION_TEMPLATE, _SINGLE_INTRO
+        if ids:
+            template = GENERAL_DECISION_TEMPLATE
         candidates = _block("CANDIDATE A", artifact.text, nonce)
     else:
         template, intro = PAIRWISE_TEMPLATE, _PAIR_INTRO
+        if ids:
+            template = GENERAL_PAIRWISE_TEMPLATE
         first, second = (artifact.a, artifact.b) if order == "AB" else (artifact.b, artifact.a)
         candidates = (
             _block("CANDIDATE A", first or "", nonce)
@@ -266,10 +302,10 @@ def render_decision(
     return Prompt(
         template_id=template[0],
         version=template[1],
-        system=_decision_system(),
+        system=_general_system(ids) if ids else _decision_system(),
         user=user,
-        schema_name=ARCV_SCHEMA_NAME,
-        json_schema=provider_arcv_schema(),
+        schema_name=GENERAL_SCHEMA_NAME if ids else ARCV_SCHEMA_NAME,
+        json_schema=_provider_general_schema(ids) if ids else provider_arcv_schema(),
     )
 
 

@@ -8,10 +8,11 @@ from pydantic import Field
 
 from jurat.errors import TransportError
 from jurat.models import Artifact, Frozen, JudgeConfig
+from jurat.models._grounding import GroundedClaim
 
 #: What a call asks for. ``criterion`` is one binary criterion; ``text`` is free text
 #: (the subject under test in the execution phase).
-CallKind = Literal["rubric", "pairwise", "criterion", "equivalence", "text"]
+CallKind = Literal["rubric", "pairwise", "criterion", "equivalence", "text", "claim"]
 
 #: Transport error kinds that produced no answer and may be retried as attempts of the same
 #: sample (seed 000: "A transport retry is not permission to repeatedly sample judgments").
@@ -70,6 +71,9 @@ class JudgeCall(Frozen):
     """Whether every hard gate passed (the deterministic result, not a model's claim)."""
     bundle_size: int = 1
     """Number of evidence items the judge may cite."""
+    claim: GroundedClaim | None = None
+    """The claim of a ``claim`` call (local judges only: the sim reads its truth label;
+    never serialised into a prompt)."""
 
 
 class RawResponse(Frozen):

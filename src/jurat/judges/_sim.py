@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Awaitable, Callable
 
 from jurat.errors import ConfigError
@@ -48,6 +49,7 @@ SIM_LABELS: dict[str, tuple[str, ...]] = {
     "pairwise": ("A", "B", "tie"),
     "criterion": ("yes", "no"),
     "equivalence": ("EQUIVALENT", "DIFFERENT", "ABSTAIN"),
+    "claim": ("supported", "contradicted", "unresolved", "not_applicable"),
 }
 
 _SCALE = float(2**64)
@@ -96,6 +98,11 @@ def sim_label(
     return others[int(wrong * len(others))]
 
 
+def _claim_truth(call: JudgeCall) -> str | None:
+    """A claim call's truth label (``[[grounding.claims]] truth``), or None."""
+    return call.claim.truth if call.claim is not None else None
+
+
 def _presented(label: str, order: str | None) -> str:
     if order == "BA" and label in ("A", "B"):
         return "B" if label == "A" else "A"
@@ -138,7 +145,8 @@ class SimJudge(LocalJudge):
             call.criterion,
             call.sample,
             kind,
-            sim_truth(call.artifact, kind, call.criterion),
+            _claim_truth(call) if kind == "claim"
+            else sim_truth(call.artifact, kind, call.criterion),
         )
         text = self._text(call, label)
         if _uniforms("malformed", config.seed, item, call.criterion, call.sample)[0] < (
@@ -155,6 +163,10 @@ class SimJudge(LocalJudge):
             return decision_text(call, good=True, preference=preference, why=_WHY)
         if call.kind == "criterion":
             return criterion_text(label, _WHY)
+        if call.kind == "claim":
+            # Cites the last bundle item: the references follow the artifact and checks.
+            cited = [call.bundle_size - 1] if label in ("supported", "contradicted") else []
+            return json.dumps({"label": label, "evidence_indices": cited, "explanation": _WHY})
         return equivalence_text(label, "simulated judgement")
 
 

@@ -1,10 +1,12 @@
 """Deterministic stub judges (seed 002 §2) plus bias stubs for rubric and criteria tests.
 
 Seed 002's six: ``always-equivalent``, ``always-different``, ``always-abstain``,
-``parse-error``, ``raising``, ``numeric-simulated``. jurat's four more: ``always-accept``
+``parse-error``, ``raising``, ``numeric-simulated``. jurat's five more: ``always-accept``
 (accept with top scores and ``hard_gates_pass: true`` whatever the gates say: a pathological
 judge the validation and the fold must contain), ``always-reject``, ``always-yes``,
-``always-no``. Their texts go through the same validator as any model's answer.
+``always-no``, and ``always-first`` (pairwise: the candidate shown first, a position
+bias the live monitor must flag). Their texts go through the same validator as any
+model's answer.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _SUPPORTS: dict[str, frozenset[str]] = {
     "always-reject": frozenset({"rubric", "pairwise", "text"}),
     "always-yes": frozenset({"criterion", "text"}),
     "always-no": frozenset({"criterion", "text"}),
+    # Position bias (seed 000): prefers whichever candidate it is shown first.
+    "always-first": frozenset({"pairwise", "text"}),
 }
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -99,6 +103,10 @@ class StubJudge(LocalJudge):
                     "explanation": "stub:always-accept accepts everything it sees.",
                 }
             )
+        if name == "always-first":
+            # "A" as presented: the fold maps it back, so the canonical pick follows the order.
+            return decision_text(call, good=True, preference="A",
+                                 why="stub:always-first prefers the candidate shown first.")
         if name == "always-reject":
             return decision_text(
                 call, good=False, preference="A", why="stub:always-reject rejects everything."

@@ -67,7 +67,7 @@ CRITERION_SCHEMA: dict[str, Any] = {
     },
 }
 
-_KINDS = {"rubric", "pairwise", "criterion", "criteria", "equivalence"}
+_KINDS = {"rubric", "pairwise", "criterion", "criteria", "equivalence", "claim"}
 _EQUIVALENCE_KEYS = ("DECISION", "REASON", "NUMERIC_A", "NUMERIC_B")
 _DECISIONS = ("EQUIVALENT", "DIFFERENT", "ABSTAIN")
 _LINE = re.compile(r"^([A-Z_]+):[ \t]*(.*?)[ \t]*$")
@@ -117,8 +117,20 @@ def _validator(name: str) -> Validator:
     return Draft202012Validator(schema)
 
 
-def _schema_check(name: str, value: Any) -> None:
-    validator = _validator(name)
+@cache
+def _general_validator(ids: tuple[str, ...]) -> Validator:
+    from jsonschema import Draft202012Validator
+
+    from jurat.judges._general import general_schema
+
+    schema = general_schema(ids)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _schema_check(name: str, value: Any, score_ids: tuple[str, ...] | None = None) -> None:
+    # ``score_ids``: a general rubric's ids (judges/_general.py) instead of the ARCV four.
+    validator = _general_validator(score_ids) if score_ids else _validator(name)
     if validator.is_valid(value):
         return
     from jsonschema.exceptions import best_match
@@ -236,8 +248,12 @@ def validate_answer(
     gates: Sequence[GateOutcome] = (),
     hard_gates: Sequence[str] = (),
     reference: bool = True,
+    score_ids: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Parse and validate one answer of ``kind``; return it as the vote records it.
+
+    ``score_ids``: rubric and pairwise answers of a general rubric are checked against
+    ``jurat-judge-decision-general/v1`` over these ids (``general_ids``), not ARCV v1.
 
     Kinds: ``rubric`` and ``pairwise`` (ARCV Judge Decision v1), ``criterion`` (alias
     ``criteria``; the binary answer) and ``equivalence`` (seed 002's line format or the same
@@ -251,10 +267,14 @@ def validate_answer(
     if kind == "equivalence":
         return _equivalence(text, reference=reference)
     answer = strict_loads(text)
+    if kind == "claim":  # seed 000 grounding: judges/_claims.py
+        from jurat.judges._claims import validate_claim
+
+        return validate_claim(answer, bundle_size)
     if kind in ("criterion", "criteria"):
         _schema_check("criterion", answer)
         return dict(answer)
-    _schema_check("arcv", answer)
+    _schema_check("arcv", answer, score_ids)
     _check_digest(answer, artifact_sha256)
     _check_evidence(answer, bundle_size)
     _check_gates(answer, hard_gates_pass(gates, hard_gates))
@@ -272,10 +292,12 @@ def interpret(
     gates: Sequence[GateOutcome] = (),
     hard_gates: Sequence[str] = (),
     reference: bool = True,
+    score_ids: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Turn a provider response into a validated answer, or raise with the named kind.
 
-    ``reference``: as in ``validate_answer`` (equivalence only).
+    ``reference``: as in ``validate_answer`` (equivalence only); ``score_ids`` too (a
+    general rubric's ids).
 
     Envelope problems come first: a refusal is ``refused`` even if text came with it, and a
     response cut at the token limit is ``truncated`` even if it happens to parse.
@@ -296,4 +318,5 @@ def interpret(
         gates=gates,
         hard_gates=hard_gates,
         reference=reference,
+        score_ids=score_ids,
     )

@@ -36,6 +36,7 @@ from jurat.models._gate_ids import (
 )
 from jurat.models._judge import STUB_NAMES, JudgeConfig
 from jurat.models._load import campaign_from_dict, load_campaign, policy_digest
+from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import (
     ARCV_SCORE_KEYS,
     RISK_TIERS,
@@ -84,6 +85,7 @@ __all__ = [
     "GateStatus",
     "JudgeConfig",
     "Kind",
+    "MonitorBounds",
     "Limits",
     "Policy",
     "PythonChecks",

@@ -7,6 +7,7 @@ from pydantic import Field, ValidationInfo, model_validator
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
 from jurat.models._datasets import DatasetSpec
+from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy, duplicate_problems
 from jurat.models._problems import Problem, close_match, raise_problems
 
@@ -105,6 +106,9 @@ class Campaign(Frozen):
     upstream: UpstreamTrust | None = None
     """Keys trusted for upstream receipts (``[upstream]``); not part of the policy or its
     digest, like ``intake``."""
+    monitor: MonitorBounds = MonitorBounds()
+    """Bounds of the live bias monitor (``[monitor]``); not part of the policy or its digest:
+    an alarm never changes a decision (models/_monitor.py)."""
 
     @property
     def id(self) -> str:
@@ -121,5 +125,25 @@ class Campaign(Frozen):
         raise_problems(
             ([] if served else no_artifacts_problems(len(self.artifacts), len(self.datasets)))
             + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
-            + truth_problems(policy.kind, items, [a.truth for a in self.artifacts]))
+            + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
+            + ([] if served else claim_artifact_problems(policy, self)))
         return self
+
+
+def claim_artifact_problems(policy: Policy, campaign: Campaign) -> list[Problem]:
+    """Every grounded claim names an ``[[artifacts]]`` entry (a claim of no artifact would
+    never be asked, and a typo would silently drop it from coverage)."""
+    if policy.grounding is None:
+        return []
+    known = [a.id for a in campaign.artifacts]
+    problems = []
+    for index, claim in enumerate(policy.grounding.claims):
+        if claim.artifact in known:
+            continue
+        guess = close_match(claim.artifact, known)
+        problems.append(Problem(
+            ("grounding", "claims", index, "artifact"),
+            f"claim {claim.id!r} names artifact {claim.artifact!r}, which is not an "
+            "[[artifacts]] id" + (f"; did you mean {guess!r}?" if guess else ""),
+            f'artifact = "{guess}"' if guess else "use the id of an [[artifacts]] entry"))
+    return problems

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from jurat.models._base import Frozen
+from jurat.models._grounding import GroundingRecord
 
 Disposition = Literal["accept", "reject", "escalate"]
 """rubric and pairwise decisions."""
@@ -114,6 +115,9 @@ class CriterionOutcome(Frozen):
     """Per-sample verdicts in dispatch order (errors as ``error:<kind>``)."""
     gate: StabilityGate
     """Stability-gate result."""
+    drawn: int | None = Field(None, exclude_if=lambda value: value is None)
+    """``jurat.fold/v2``: samples drawn (recorded, errors included) when fewer than ``samples``
+    were drawn because the result was already settled (exact curtailment); absent otherwise."""
 
 
 class Decision(Frozen):
@@ -153,6 +157,10 @@ class Decision(Frozen):
     """Normalised entropy over {A, B, tie} (pairwise)."""
     independent_votes: int = 0
     """Judges with a substantive vote."""
+    independent_families: int | None = Field(None, exclude_if=lambda value: value is None)
+    """``jurat.fold/v2``, rubric and pairwise: distinct model families among the judges with
+    a substantive vote (``JudgeConfig.family``); the risk tier counts these. Absent under
+    ``jurat.fold/v1``, so v1 decisions keep their normal form."""
     missing: int = 0
     """Judges (or samples, for equivalence) abstaining or errored: missing coverage."""
     samples: int = 0
@@ -165,6 +173,14 @@ class Decision(Frozen):
     """criteria kind: every criterion evaluation."""
     stability: dict[str, float | int] | None = None
     """criteria kind: present only when multi-sampling ran."""
+    curtailment: dict[str, str | int] | None = Field(None, exclude_if=lambda v: v is None)
+    """``jurat.fold/v2``, criteria kind: ``{"rule", "planned", "drawn"}``, the curtailment
+    rule id (fold/_curtail.py) and the samples planned and drawn over all criteria. Absent
+    under ``jurat.fold/v1``."""
+    grounding: GroundingRecord | None = Field(None, exclude_if=lambda value: value is None)
+    """Grounded campaigns (``[grounding]``): claims, labels, weights, evidence digests,
+    coverage, contradiction rate and the gate (fold/_grounded.py). Absent otherwise, so
+    other decisions keep their normal form."""
     adjudicated: bool | None = Field(None, exclude_if=lambda value: value is None)
     """True when a reviewer's adjudication (``review.adjudication``) settled an escalation;
     absent otherwise, so decisions recorded before the field existed keep their normal form."""

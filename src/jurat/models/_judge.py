@@ -17,6 +17,7 @@ STUB_NAMES = (
     "always-reject",
     "always-yes",
     "always-no",
+    "always-first",
 )
 
 
@@ -69,6 +70,13 @@ class JudgeConfig(Frozen):
     """sim: latency of every call."""
     replay_file: str | None = None
     """replay: NDJSON file of recorded raw responses (campaign files: inside its directory)."""
+    model_family: str | None = Field(
+        None, min_length=1, max_length=128, exclude_if=lambda value: value is None
+    )
+    """The model family this judge's answers come from (``jurat.fold/v2`` counts independent
+    votes by family, seed 000: "multiple calls to one model are not independent witnesses").
+    None: derived, see ``family``. Written into the policy only when set, so a campaign that
+    does not set it keeps the policy digest it had before the key existed."""
 
     @field_validator("provider")
     @classmethod
@@ -85,6 +93,29 @@ class JudgeConfig(Frozen):
             f"use one of {', '.join(_PROVIDERS)}, or stub:<name> with name one of "
             f"{', '.join(STUB_NAMES)} (docs/campaign-format.md, [[judges]])",
         )])
+
+    @property
+    def family(self) -> str:
+        """The declared ``model_family``, else one derived from the configuration.
+
+        ``openai-compat``, ``anthropic``, ``replay``: provider + model, so two
+        judges on one model are one witness whatever their ids, endpoints or prompts.
+        ``sim``: provider + model + seed. A sim sample is a function of (seed, artifact,
+        criterion, sample, attempt) and never of the judge id (judges/_sim.py), so two sim
+        judges with one seed draw the same answers and are one witness, and judges with
+        different seeds draw independently by construction: that is what the panel
+        simulates, and it keeps the three-seed test and example panels three families.
+        ``stub:<name>`` (and a judge with no model): provider + judge id. A stub is a
+        constant test double, not a model; each stub judge stands for a witness of its own,
+        as it did before families existed. Declare ``model_family`` to say otherwise.
+        """
+        if self.model_family is not None:
+            return self.model_family
+        if self.provider == "sim":
+            return f"sim:{self.model}:seed={self.seed}"
+        if self.provider.startswith("stub:") or not self.model:
+            return f"{self.provider}:id={self.id}"
+        return f"{self.provider}:{self.model}"
 
     @property
     def destination(self) -> str:

@@ -167,6 +167,7 @@ def campaign_from_dict(
         "datasets": data.get("datasets", []),
         "intake": data.get("intake", {}),
         "upstream": data.get("upstream"),
+        "monitor": data.get("monitor", {}),
         "source": source,
         "base_dir": base_dir,
     }
@@ -386,6 +387,11 @@ def _named_paths(data: Mapping[str, Any]) -> list[tuple[Loc, str]]:
     python = checks.get("python") if isinstance(checks, dict) else None
     if isinstance(python, dict) and isinstance(python.get("tests"), str):
         named.append((("checks", "python", "tests"), python["tests"]))
+    grounding = data.get("grounding")
+    references = grounding.get("references") if isinstance(grounding, dict) else None
+    for index, entry in enumerate(references if isinstance(references, list) else []):
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            named.append((("grounding", "references", index, "path"), entry["path"]))
     for table, keys in _PATH_KEYS.items():
         for loc, entry in _entries(data, table):
             named.extend(((*loc, key), entry[key]) for key in keys
@@ -480,7 +486,7 @@ def _policy_dict(data: Mapping[str, Any]) -> dict[str, Any]:
             policy["risk_tier"] = RISK_TIERS[tier]
         else:
             del policy["risk_tier"]  # reported by _shape
-    for table in ("rubric", "criteria", "equivalence"):
+    for table in ("rubric", "criteria", "equivalence", "grounding"):
         if table in data:
             policy[table] = data[table]
     checks = data.get("checks")

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from jurat.models._base import Frozen
 from jurat.models._checks import PythonChecks
 from jurat.models._gate_ids import ALL_GATE_IDS
+from jurat.models._grounding import GroundingPolicy
 from jurat.models._judge import JudgeConfig
 from jurat.models._problems import Problem, close_match, raise_problems
 
@@ -51,7 +52,8 @@ class Criterion(Frozen):
     """One rubric criterion or one binary criterion."""
 
     id: str = Field(min_length=1, max_length=128)
-    """Criterion id; for rubric kinds one of the ARCV v1 score keys."""
+    """Criterion id. Rubric kinds: the ARCV v1 score keys keep the seed's schema; other ids
+    are scored in the general schema (judges/_general.py)."""
     weight: float = Field(0.0, ge=0, le=1)
     """Weight in Q (rubric kinds); weights of a rubric sum to 1."""
     minimum: int | None = Field(None, ge=1, le=5)
@@ -106,7 +108,12 @@ def rubric_problems(criteria: Sequence[Criterion]) -> list[Problem]:
     for index, c in enumerate(criteria):
         if c.id in ARCV_SCORE_KEYS:
             continue
+        # Any other id is a criterion of a general rubric (judges/_general.py), except one
+        # that is a near miss of an ARCV key: that is a typo, and would silently leave the
+        # seed's schema for the general one.
         guess = close_match(c.id, ARCV_SCORE_KEYS)
+        if guess is None:
+            continue
         problems.append(Problem(
             ("criteria", index, "id"),
             f"unknown criterion {c.id!r} (the ARCV Judge Decision v1 schema scores only "
@@ -208,6 +215,12 @@ class CriteriaSuite(Frozen):
     """Decoding temperature of the subject under test (greedy by default, seed 001 §3)."""
     items: tuple[Criterion, ...] = Field(min_length=1)
     """Binary criteria with their question text."""
+    curtail: bool = Field(False, strict=True, exclude_if=lambda on: on is False)
+    """Exact curtailment (``jurat.curtail/v1``, fold/_curtail.py): stop drawing a judge's
+    samples of a criterion once the drawn ones settle its verdict and stability gate whatever
+    the rest would say. Never changes a decision; the receipt records samples planned and
+    drawn. Off by default, and written into the policy only when on, so a campaign that does
+    not set it draws, records and digests exactly as before the key existed."""
 
     @model_validator(mode="after")
     def _ids(self) -> CriteriaSuite:
@@ -293,6 +306,11 @@ class Policy(Frozen):
     campaign that does not set it keeps the policy digest (and job ids, and receipts in
     normal form) it had before the key existed."""
 
+    grounding: GroundingPolicy | None = Field(None, exclude_if=lambda table: table is None)
+    """Factual grounding (rubric and criteria kinds; docs/grounding.md): claims, references
+    and thresholds. Written into the policy only when present, so a campaign without it keeps
+    the policy digest (and job ids, and receipts in normal form) it had before the table."""
+
     @property
     def hard_gates(self) -> tuple[str, ...]:
         """The gates the campaign requires: the rubric's ``hard_gates``, none without a rubric."""
@@ -302,5 +320,15 @@ class Policy(Frozen):
     def _tables(self) -> Policy:
         raise_problems(policy_problems(
             self.kind, has_rubric=self.rubric is not None, has_criteria=self.criteria is not None,
-            judge_ids=[j.id for j in self.judges]))
+            judge_ids=[j.id for j in self.judges]) + grounding_kind_problems(
+                self.kind, self.grounding is not None))
         return self
+
+
+def grounding_kind_problems(kind: str, grounded: bool) -> list[Problem]:
+    """``[grounding]`` gates a rubric disposition or joins a criteria rollout; the other
+    kinds have no place for its gate (docs/campaign-format.md, "[grounding]")."""
+    if not grounded or kind in ("rubric", "criteria"):
+        return []
+    return [Problem(("grounding",), f"a {kind} campaign cannot have a [grounding] table",
+                    'remove [grounding], or use kind = "rubric" or "criteria"')]

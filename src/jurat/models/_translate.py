@@ -23,6 +23,7 @@ from jurat.models._campaign import Campaign, UpstreamTrust
 from jurat.models._checks import PythonChecks
 from jurat.models._datasets import DatasetSpec
 from jurat.models._judge import JudgeConfig
+from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import CriteriaSuite, EquivalencePolicy, Rubric
 from jurat.models._problems import Loc, RecordProblems, close_match, dotted
 
@@ -42,7 +43,7 @@ CAMPAIGN_KEYS = (
 #: The tables a campaign file may hold.
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
-    "artifacts", "datasets", "upstream",
+    "artifacts", "datasets", "upstream", "grounding", "monitor",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -57,6 +58,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[[artifacts]]": tuple(ArtifactSpec.model_fields),
     "[[datasets]]": tuple(DatasetSpec.model_fields),
     "[upstream]": tuple(UpstreamTrust.model_fields),
+    "[monitor]": tuple(MonitorBounds.model_fields),
 }
 #: Examples of fields users most often leave out or get wrong, by TOML place ("*": any index).
 _EXAMPLES: dict[tuple[str, ...], str] = {
@@ -92,6 +94,8 @@ _TABLE_NAMES: dict[tuple[str, ...], str] = {
     ("rubric", "criteria", "*"): "a [rubric] criterion",
     ("criteria", "items", "*"): "a [criteria] item",
     ("checks", "python", "limits"): "[checks.python] limits",
+    ("grounding", "references", "*"): "[[grounding.references]]",
+    ("grounding", "claims", "*"): "[[grounding.claims]]",
     ("campaign", "risk_tier"): "risk_tier",
 }
 #: What a key takes, where its declared type does not say it (a name is resolved first).
@@ -161,7 +165,7 @@ def toml_loc(loc: Sequence[str | int]) -> Loc:
         return ("checks", "python", *tail)
     if field == "subject_prompt":
         return ("subject", "prompt")
-    if field in ("rubric", "criteria", "equivalence", "judges", "subject"):
+    if field in ("rubric", "criteria", "equivalence", "judges", "subject", "grounding"):
         return (field, *tail)
     return ("campaign", field, *tail)
 

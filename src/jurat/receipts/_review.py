@@ -37,7 +37,8 @@ def adjudicated_statement(previous: Statement, *, version: int, supersedes: str,
         raise ValidationError(
             f"review version {version} does not follow version {predicate.review.version}")
     decision = decide(predicate.campaign.policy, predicate.gates, predicate.votes,
-                      rule=predicate.fold_rule, adjudication=adjudication)
+                      rule=predicate.fold_rule, adjudication=adjudication,
+                      artifact=predicate.artifact.id)
     review = ReviewPart(version=version, supersedes=supersedes, adjudication=adjudication)
     updated = predicate.model_copy(update={"decision": decision, "review": review})
     return checked_statement(previous.model_copy(update={"predicate": updated}))

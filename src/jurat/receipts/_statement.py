@@ -394,4 +394,5 @@ def rederive_predicate(predicate: DecisionPredicate) -> Decision:
         predicate.votes,
         rule=predicate.fold_rule,
         adjudication=predicate.review.adjudication,
+        artifact=predicate.artifact.id,
     )

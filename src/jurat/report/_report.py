@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from jurat.models import tone_of
+from jurat.models import MonitorBounds, tone_of
+from jurat.report._bias import bias_section
 from jurat.report._charts import agreement_section, convergence_section, order_section
 from jurat.report._details import details
 from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view, coerce_receipts
@@ -30,8 +31,12 @@ def render_report(
     *,
     title: str = "jurat report",
     cost: Mapping[str, Any] | None = None,
+    monitor: MonitorBounds | None = None,
 ) -> str:
-    """The whole report as one HTML document. Deterministic: the same input, the same bytes."""
+    """The whole report as one HTML document. Deterministic: the same input, the same bytes.
+
+    ``monitor``: the bias monitor's bounds (a campaign's ``[monitor]``); default, its
+    defaults."""
     views = tag_versions([artifact_view(i, r) for i, r in enumerate(coerce_receipts(receipts))])
     rows = display_order(views)
     latest = current(rows)
@@ -44,6 +49,7 @@ def render_report(
         agreement_section(latest),
         convergence_section(latest),
         order_section(latest),
+        bias_section(latest, monitor),
         _cost_section(costs),
         _verify_section(rows),
     ]

@@ -42,6 +42,7 @@ from jurat.runner._intake import (
     intake_spec,
     read_lines,
 )
+from jurat.runner._references import reference_evidence
 
 __all__ = ["Inventory", "check_artifacts", "iter_artifacts", "iter_placed", "row_bytes"]
 
@@ -265,6 +266,7 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
     """
     check_destinations(campaign.policy, campaign.source)
     _check_replay_files(campaign)
+    reference_evidence(campaign)  # pinned grounding references: read and digest-checked
     cache = {} if cache is None else cache
     seen = _Seen()
     count, first = 0, None

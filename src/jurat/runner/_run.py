@@ -80,6 +80,7 @@ from jurat.runner._job import (
     job_identity,
     judges_skipped,
 )
+from jurat.runner._references import reference_evidence
 
 __all__ = [
     "ARTIFACT_MEMORY",
@@ -163,6 +164,8 @@ class JobRunner:
         self.telemetry = telemetry
         self.engine = engine
         self.judges = {config.id: config for config in self.policy.judges}
+        # Grounding references, read and digest-checked once: every judge sees this capture.
+        self.references = reference_evidence(campaign)
         self.history = history
         """The campaign's jobs and receipts in the ledger when the run started; None: read
         each job's own (a job in neither set has nothing to resume or supersede)."""
@@ -257,7 +260,7 @@ class JobRunner:
                                                       index=1 + len(evidence))
             gates.append(gate)
             evidence.append(item)
-        bundle = EvidenceBundle(items=(artifact_evidence(artifact), *evidence))
+        bundle = EvidenceBundle(items=(artifact_evidence(artifact), *evidence, *self.references))
         # The one place that decides whether judges are asked (a settled pair, a subject
         # without output, a veto): the receipt records why when they are not.
         skipped = judges_skipped(self.policy, gates)
@@ -265,7 +268,7 @@ class JobRunner:
         votes = recorded
         if skipped is None:
             votes = await self._judge(job, artifact, bundle, gates, recorded, drawn)
-        decision = decide(self.policy, gates, votes)
+        decision = decide(self.policy, gates, votes, artifact=artifact.id)
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
         ):
@@ -334,8 +337,9 @@ class JobRunner:
         predicate = read_decision_statement(signed).predicate
         gates = list(predicate.gates)
         votes = list(predicate.votes)
-        decision = decide(self.policy, gates, votes,
-                          adjudication=predicate.review.adjudication)
+        # The rule the receipt names: a jurat.fold/v1 receipt reports its v1 decision.
+        decision = decide(self.policy, gates, votes, rule=predicate.fold_rule,
+                          adjudication=predicate.review.adjudication, artifact=artifact.id)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
                          receipt_path=str(path), review_version=predicate.review.version,
                          reused=True, drawn_cost=job_cost(self.policy, [], None),

@@ -19,7 +19,14 @@ from typing import Literal
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import decide
-from jurat.judges import CallKind, Engine, OrderedAnswer, order_reversal
+from jurat.judges import (
+    CallKind,
+    Engine,
+    OrderedAnswer,
+    equivalent_share,
+    first_position_ok,
+    order_reversal,
+)
 from jurat.judges._destinations import LOCAL_DESTINATIONS, Destinations
 from jurat.models import (
     RISK_TIERS,
@@ -30,6 +37,7 @@ from jurat.models import (
     EvidenceBundle,
     Frozen,
     JudgeConfig,
+    MonitorBounds,
     Policy,
     Rubric,
     Vote,
@@ -51,10 +59,12 @@ LONG_WRONG = ("After careful consideration of many historical, cultural and geog
               "weighing every source at length, the capital of France is clearly Lyon, a city "
               "of great importance whose significance cannot be overstated in any respect.")
 
-#: Share of first-presented preferences beyond which a judge shows position bias.
-POSITION_BIAS_LIMIT = 0.25
 #: Share of obvious controls a judge must get right.
 CONTROL_PASS_RATE = 0.75
+#: The bias bounds the controls hold a judge to: the live monitor's (``[monitor]``
+#: defaults, models/_monitor.py), but order consistency at the control pass rate, since
+#: the controls are obvious cases.
+BOUNDS = MonitorBounds(min_order_consistency=CONTROL_PASS_RATE)
 
 
 #: The prompts a campaign of each kind asks its judges: the controls that test them.
@@ -140,8 +150,11 @@ async def _equivalence_controls(c: _Controls) -> list[Check]:
         hits = got.count(expected)
         checks.append(_check(judge.id, name, hits / len(got) >= CONTROL_PASS_RATE,
                              f"{hits}/{len(got)} as expected ({', '.join(got)})"))
-    eq_rate = seen.count("EQUIVALENT") / len(seen)
-    checks.append(_check(judge.id, "bias: always-equivalent", eq_rate < 0.9,
+    # Over all controls, a parse error included (seed 002 §6): the live monitor's statistic.
+    equivalent, _ = equivalent_share(seen)
+    eq_rate = equivalent / len(seen)
+    checks.append(_check(judge.id, "bias: always-equivalent",
+                         eq_rate <= BOUNDS.max_always_equivalent,
                          f"EQUIVALENT on {eq_rate:.0%} of all controls"))
     return checks
 
@@ -204,12 +217,13 @@ async def _pairwise_bias(c: _Controls) -> list[Check]:
     order = order_reversal(answers)
     rate = order.first_position_rate
     checks = [_check(judge.id, "bias: position (first-shown preferred)",
-                     rate is not None and abs(rate - 0.5) <= POSITION_BIAS_LIMIT,
+                     first_position_ok(rate, BOUNDS),
                      f"first-shown chosen {order.first_position}/{order.ab_answers}")]
     if order.items:
         same = f"{order.consistent}/{order.items} artifacts: same majority under AB and BA"
         checks.append(_check(judge.id, "order-reversal consistency",
-                             order.consistent / order.items >= CONTROL_PASS_RATE, same))
+                             order.consistent / order.items >= BOUNDS.min_order_consistency,
+                             same))
     vrate = verbose / verbose_n if verbose_n else 0.0
     checks.append(_check(judge.id, "bias: verbosity (longer, wrong answer preferred)",
                          verbose_n > 0 and vrate <= 0.5,

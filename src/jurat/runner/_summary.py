@@ -28,7 +28,7 @@ from typing import get_args
 from rich.console import Console
 
 from jurat.fold import gate_veto
-from jurat.judges import combine
+from jurat.judges import BiasCounts, BiasReading, combine
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
     GATE_TESTS_PASS,
@@ -298,6 +298,8 @@ class RunTally:
         """What this run spent, summed over its jobs."""
         self.reused_cost = combine(())
         """What was recorded before this run and reused, summed over its jobs."""
+        self.bias = BiasCounts()
+        """The live bias monitor's counts over every vote (judges/_bias.py)."""
 
     def add(self, result: JobResult, index: int | None = None) -> None:
         """Count one job; ``index`` is its artifact's place in the campaign (default: the
@@ -332,6 +334,7 @@ class RunTally:
         for vote in result.drawn:
             if vote.judge in self._health:
                 self._health[vote.judge].drawn += 1
+        self.bias.add(self.policy.kind, result.artifact, result.votes)
         self.drawn_cost = combine((self.drawn_cost, result.drawn_cost))
         self.reused_cost = combine((self.reused_cost, result.reused_cost))
 
@@ -360,6 +363,7 @@ class RunTally:
             mine.errors.update(theirs.errors)
         self.drawn_calls += other.drawn_calls
         self.reused_calls += other.reused_calls
+        self.bias.merge(other.bias)
         self.drawn_cost = combine((self.drawn_cost, other.drawn_cost))
         self.reused_cost = combine((self.reused_cost, other.reused_cost))
 
@@ -390,6 +394,10 @@ class RunTally:
                                     samples=h.samples, drawn=h.drawn, valid=h.valid,
                                     errors=tuple(h.errors.most_common())))
         return rows
+
+    def bias_readings(self) -> list[BiasReading]:
+        """The bias monitor's readings, one per judge with something to read, panel order."""
+        return self.bias.readings([config.id for config in self.policy.judges])
 
     def outcomes(self) -> dict[str, int]:
         """How many artifacts ended in each of the kind's outcome words (zeros included)."""

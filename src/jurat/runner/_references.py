@@ -1,0 +1,52 @@
+"""A grounded campaign's fixed reference set, read once and checked by digest (seed 000,
+"Factual grounding and hallucination audit"; docs/grounding.md).
+
+Each ``[[grounding.references]]`` file is read with intake's confined-path and size-cap
+rules (``runner/_intake.py``), its bytes checked against the pinned sha256 before anything
+is decoded or sent (``excerpt``), and the checked span becomes one evidence item; the run
+reads them once, so every judge of every artifact is shown the same capture.
+"""
+
+from __future__ import annotations
+
+import jurat
+from jurat.errors import CampaignError, IntakeError
+from jurat.grounding import Reference, Span, to_evidence_item
+from jurat.models import Campaign, EvidenceItem
+from jurat.models._load import campaign_line
+from jurat.runner._intake import _read
+
+__all__ = ["reference_evidence"]
+
+
+def reference_evidence(campaign: Campaign) -> tuple[EvidenceItem, ...]:
+    """The references as evidence items, in campaign order; () without ``[grounding]``.
+
+    Raises CampaignError (a path outside the directory, a file over ``[intake]
+    max_artifact_bytes``, not UTF-8, bytes that are not the pinned ones, a span past the
+    end): exit 3, before anything is sent.
+    """
+    grounding = campaign.policy.grounding
+    if grounding is None:
+        return ()
+    items = []
+    for index, spec in enumerate(grounding.references):
+        field = f"grounding.references[{index}].path"
+        # Intake's reader returns text it decoded as UTF-8; encoding it again gives back
+        # exactly the bytes read, which the pinned digest is checked against.
+        body = _read(campaign, spec.path, field, cap=campaign.intake.max_artifact_bytes,
+                     what=f"reference {spec.id!r}", key="max_artifact_bytes").encode("utf-8")
+        reference = Reference(
+            id=spec.id, source=spec.source, version=spec.version, sha256=spec.sha256,
+            span=Span(start=spec.span[0], end=spec.span[1]) if spec.span else None,
+        )
+        try:
+            items.append(to_evidence_item(reference, body, tool_version=jurat.__version__))
+        except IntakeError as exc:
+            sha_field = f"grounding.references[{index}].sha256"
+            raise CampaignError(
+                str(exc), file=campaign.source, field=sha_field,
+                line=campaign_line(campaign.source, sha_field),
+                fix="restore the pinned file, or check the new one and pin its sha256; "
+                "nothing was sent") from exc
+    return tuple(items)
