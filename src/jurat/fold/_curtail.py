@@ -30,11 +30,16 @@ def settled(
 
     ``drawn`` are the first samples in sample order (None: errored, counted as unsure).
     """
+    return _settled(*_tally(drawn, planned), blocker, quorum)
+
+
+def _tally(drawn: Sequence[str | None], planned: int) -> tuple[int, int, int, int]:
+    """(yes, no, unsure, undrawn) of the first samples ``drawn`` of ``planned``."""
     if planned < 1 or len(drawn) > planned:
         raise FoldInputError("samples", f"{len(drawn)} drawn of {planned} planned")
     yes = sum(1 for v in drawn if v == "yes")
     no = sum(1 for v in drawn if v == "no")
-    return _settled(yes, no, len(drawn) - yes - no, planned - len(drawn), blocker, quorum)
+    return yes, no, len(drawn) - yes - no, planned - len(drawn)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -68,11 +73,7 @@ def fewest_to_settle(
     No shorter continuation can settle it, so drawing this many at once (a wave) costs no
     call that drawing one at a time and stopping at the first settled prefix would not.
     """
-    if planned < 1 or len(drawn) > planned:
-        raise FoldInputError("samples", f"{len(drawn)} drawn of {planned} planned")
-    yes = sum(1 for v in drawn if v == "yes")
-    no = sum(1 for v in drawn if v == "no")
-    return _fewest(yes, no, len(drawn) - yes - no, planned - len(drawn), blocker, quorum)
+    return _fewest(*_tally(drawn, planned), blocker, quorum)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -73,32 +73,17 @@ The output that makes the claim is between the markers:
 
 #: The template's text, for TEMPLATES in judges/_prompts.py.
 CLAIM_TEXTS = (_SYSTEM, _USER)
-_EXCERPT_LIMIT = 16_000
-
-
-def _evidence(bundle: EvidenceBundle, nonce: str, block: Any) -> str:
-    lines = []
-    for i, item in enumerate(bundle.items):
-        head = f"[{i}] {item.kind} ({item.tool} {item.tool_version}, sha256 {item.sha256})"
-        if i == 0:
-            lines.append(f"{head}: the output below")
-        elif item.excerpt:
-            lines.append(head + ":\n" + block(f"EVIDENCE {i}", item.excerpt[:_EXCERPT_LIMIT],
-                                              nonce))
-        else:
-            lines.append(head)
-    return "\n".join(lines)
 
 
 def render_claim(claim: GroundedClaim, artifact: Artifact, bundle: EvidenceBundle) -> Prompt:
     """The claim prompt; delimiters drawn fresh for this call and absent from every text."""
-    from jurat.judges._prompts import _block, _nonce
+    from jurat.judges._prompts import _block, _nonce, evidence_text
 
     nonce = _nonce(artifact.text, claim.text, *(i.excerpt for i in bundle.items))
     user = _USER.format(
         claim_id=claim.id,
         claim_text=claim.text,
-        evidence=_evidence(bundle, nonce, _block),
+        evidence=evidence_text(bundle, nonce, first="the output below"),
         candidate=_block("OUTPUT", artifact.text, nonce),
     )
     schema = {k: v for k, v in CLAIM_SCHEMA.items() if k not in ("$schema", "title")}

@@ -240,12 +240,15 @@ def _gates_text(gates: Sequence[GateOutcome], hard_gates: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _evidence_text(bundle: EvidenceBundle, nonce: str) -> str:
+def evidence_text(bundle: EvidenceBundle, nonce: str,
+                  first: str = "the candidate(s) below") -> str:
+    """The evidence list of a prompt: item 0 is what is judged (``first`` says where it is
+    shown), the others' excerpts each inside this call's fresh delimiters."""
     lines = []
     for i, item in enumerate(bundle.items):
         head = f"[{i}] {item.kind} ({item.tool} {item.tool_version}, sha256 {item.sha256})"
         if i == 0:
-            lines.append(f"{head}: the candidate(s) below")
+            lines.append(f"{head}: {first}")
         elif item.excerpt:
             lines.append(
                 head + ":\n" + _block(f"EVIDENCE {i}", item.excerpt[:_EXCERPT_LIMIT], nonce)
@@ -295,7 +298,7 @@ def render_decision(
         criteria=_criteria_text(rubric),
         candidates_intro=intro,
         gates=_gates_text(gates, rubric.hard_gates),
-        evidence=_evidence_text(bundle, nonce),
+        evidence=evidence_text(bundle, nonce),
         digest=artifact.sha256,
         candidates=candidates,
     )
