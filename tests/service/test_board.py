@@ -13,15 +13,17 @@ from jurat.receipts import load_public_key, verify_bundle
 from tests.service._support import Env, artifact, client, subprocess_server, wait_decided
 
 _RECEIPT = re.compile(r'href="files/([^"]+\.sigstore\.json)"')
+_PROOF = re.compile(r'href="files/([^"]+\.sigstore\.json)\.proof\.json"')
 
 
 def _board_listing(http: TestClient | httpx.Client, want: int, timeout: float = 60) -> str:
-    """The board page once it lists ``want`` receipts (a checkpoint must cover them)."""
+    """The board page once ``want`` receipts have their proof on it: a receipt is listed as
+    soon as it is in the ledger, its proof once a signed checkpoint covers it."""
     deadline = time.monotonic() + timeout
     while True:
         page = http.get("/board/")
         assert page.status_code == 200, page.text
-        if len(set(_RECEIPT.findall(page.text))) >= want or time.monotonic() > deadline:
+        if len(set(_PROOF.findall(page.text))) >= want or time.monotonic() > deadline:
             return page.text
         time.sleep(0.1)
 
