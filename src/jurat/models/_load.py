@@ -12,7 +12,6 @@ its own, so that one wrong field does not hide another. One problem raises a
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 import typing
@@ -26,6 +25,12 @@ from jurat.errors import CampaignError, CampaignErrors
 from jurat.models._base import Frozen
 from jurat.models._campaign import Campaign, no_artifacts_problems, truth_problems
 from jurat.models._checks import PythonChecks
+from jurat.models._load_paths import (
+    destination_problems,
+    missing_files,
+    named_paths,
+    path_problems,
+)
 from jurat.models._policy import (
     RISK_TIERS,
     Criterion,
@@ -54,7 +59,6 @@ __all__ = [
     "MAX_CAMPAIGN_BYTES",
     "campaign_from_dict",
     "campaign_line",
-    "campaign_path_problem",
     "load_campaign",
     "policy_digest",
 ]
@@ -63,21 +67,6 @@ __all__ = [
 #: ``[intake] max_artifact_bytes``; bigger inputs belong in files next to it.
 MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
 
-#: Keys that name files, per table; each must stay inside the campaign's directory.
-_PATH_KEYS = {
-    "artifacts": ("path", "a_path", "b_path", "tests"),
-    "datasets": ("path",),
-    "judges": ("replay_file",),
-    "subject": ("replay_file",),
-}
-_PATH_FIX = (
-    "give a path relative to the campaign file, without '..', to a file inside its "
-    "directory; copy the file in if it lives elsewhere"
-)
-_URL_FIX = (
-    "give an http(s) base URL such as http://127.0.0.1:8000/v1 (no user@, query, fragment "
-    "or '..'); see docs/campaign-format.md"
-)
 
 
 def load_campaign(path: str | Path, *, served: bool = False) -> Campaign:
@@ -157,10 +146,10 @@ def campaign_from_dict(
     found = _shape(data, lines)
     found += _hard_gates(data)
     found += _python_checks(data)
-    found += _paths(data)
-    found += _destinations(data)
+    found += path_problems(data)
+    found += destination_problems(data)
     if check_files:
-        found += _missing_files(data, base_dir)
+        found += missing_files(data, base_dir)
     payload = {
         "policy": _policy_dict(data),
         "artifacts": data.get("artifacts", []),
@@ -206,25 +195,6 @@ def campaign_line(source: str | None, field: str) -> int | None:
     for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", field):
         loc.append(int(index) if index else name)
     return TomlLines(text).line(tuple(loc))
-
-
-def campaign_path_problem(value: str) -> str | None:
-    """Why ``value`` cannot be a campaign path, judged from its text alone; None if it can.
-
-    Absolute paths and ``..`` components are refused outright, not resolved and compared:
-    a path that names its way out and back in is still a path a stranger wrote to probe.
-    Symlinks are judged when the file is opened (runner/_intake.py).
-    """
-    if not value:
-        return "is empty"
-    if "\x00" in value:
-        return "contains a NUL byte"
-    pure = PurePosixPath(value)
-    if pure.is_absolute():
-        return "is absolute"
-    if ".." in pure.parts:
-        return "has a '..' component"
-    return None
 
 
 def policy_digest(policy: Frozen) -> str:
@@ -344,7 +314,7 @@ def _python_checks(data: Mapping[str, Any]) -> list[Found]:
             + (f"; did you mean {guess!r}?" if guess else ""),
             f'import_policy = "{guess or next(iter(IMPORT_POLICIES))}" (docs/checks.md)'))
         config = config.model_copy(update={"import_policy": next(iter(IMPORT_POLICIES))})
-    names = [(loc, PurePosixPath(value).name) for loc, value in _named_paths(data)
+    names = [(loc, PurePosixPath(value).name) for loc, value in named_paths(data)
              if loc[-1] == "tests"]
     defaults = PythonChecks()
     for loc, tests in [(here, None), *((loc, {name: ""}) for loc, name in names)]:
@@ -365,110 +335,6 @@ def _python_checks(data: Mapping[str, Any]) -> list[Found]:
                 if key not in PythonChecks.model_fields:
                     break
                 config = config.model_copy(update={key: getattr(defaults, key)})
-    return found
-
-
-# --- paths, endpoints and files ------------------------------------------------------------
-
-
-def _entries(data: Mapping[str, Any], table: str) -> list[tuple[Loc, dict[str, Any]]]:
-    value = data.get(table)
-    if isinstance(value, dict):
-        return [((table,), value)]
-    if isinstance(value, list):
-        return [((table, i), item) for i, item in enumerate(value) if isinstance(item, dict)]
-    return []
-
-
-def _named_paths(data: Mapping[str, Any]) -> list[tuple[Loc, str]]:
-    """Every (place, path) the campaign names, in file order of the tables."""
-    named: list[tuple[Loc, str]] = []
-    checks = data.get("checks")
-    python = checks.get("python") if isinstance(checks, dict) else None
-    if isinstance(python, dict) and isinstance(python.get("tests"), str):
-        named.append((("checks", "python", "tests"), python["tests"]))
-    grounding = data.get("grounding")
-    references = grounding.get("references") if isinstance(grounding, dict) else None
-    for index, entry in enumerate(references if isinstance(references, list) else []):
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            named.append((("grounding", "references", index, "path"), entry["path"]))
-    for table, keys in _PATH_KEYS.items():
-        for loc, entry in _entries(data, table):
-            named.extend(((*loc, key), entry[key]) for key in keys
-                         if isinstance(entry.get(key), str))
-    return named
-
-
-def _paths(data: Mapping[str, Any]) -> list[Found]:
-    """Every path the campaign names is relative and free of ``..`` (docs/campaign-format.md)."""
-    found = []
-    for loc, value in _named_paths(data):
-        problem = campaign_path_problem(value)
-        if problem:
-            found.append(Found(
-                loc, f"{value!r} {problem}; campaign paths stay inside the campaign file's "
-                "directory", _PATH_FIX))
-    return found
-
-
-def _missing_files(data: Mapping[str, Any], base_dir: str) -> list[Found]:
-    """Every file the campaign names exists: all missing ones are named at once, at load.
-
-    Only a path that resolves inside the directory is looked up here; one that leads
-    outside is intake's to refuse, and whether something exists out there is not said.
-    """
-    root = os.path.realpath(base_dir)
-    found = []
-    for loc, value in _named_paths(data):
-        if campaign_path_problem(value):
-            continue
-        target = os.path.realpath(os.path.join(root, value))
-        if os.path.commonpath((target, root)) != root or os.path.lexists(target):
-            continue
-        found.append(Found(
-            loc, f"cannot read {value!r}: there is no such file in the campaign file's "
-            f"directory ({base_dir})" + _nearby(value, root),
-            "check the spelling; paths are relative to the campaign file"))
-    return found
-
-
-def _nearby(value: str, root: str) -> str:
-    """"; did you mean 'tests/test_solution.py'?" for a file next to where ``value`` points."""
-    folder, name = os.path.split(value)
-    where = os.path.realpath(os.path.join(root, folder))
-    if os.path.commonpath((where, root)) != root or not os.path.isdir(where):
-        return ""
-    try:
-        names = [n for n in os.listdir(where) if os.path.isfile(os.path.join(where, n))]
-    except OSError:
-        return ""
-    guess = close_match(name, names)
-    return f"; did you mean {os.path.join(folder, guess)!r}?" if guess else ""
-
-
-def _destinations(data: Mapping[str, Any]) -> list[Found]:
-    """Base URLs and allowed_destinations entries parse under the one destination rule."""
-    from jurat.judges._destinations import canonical_entry, normalise_url
-
-    found = []
-    head = data.get("campaign")
-    allowed = head.get("allowed_destinations") if isinstance(head, dict) else None
-    for entry in allowed if isinstance(allowed, list) else []:
-        if not isinstance(entry, str):
-            continue
-        try:
-            canonical_entry(entry)
-        except ValueError as exc:
-            found.append(Found(("campaign", "allowed_destinations"), str(exc), _URL_FIX))
-    for table in ("judges", "subject"):
-        for loc, item in _entries(data, table):
-            url = item.get("base_url")
-            if not isinstance(url, str):
-                continue
-            try:
-                normalise_url(url)
-            except ValueError as exc:
-                found.append(Found((*loc, "base_url"), f"base_url {exc}", _URL_FIX))
     return found
 
 

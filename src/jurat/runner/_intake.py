@@ -27,7 +27,8 @@ from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
 from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
-from jurat.models._load import campaign_line, campaign_path_problem
+from jurat.models._load import campaign_line
+from jurat.models._load_paths import campaign_path_problem
 
 __all__ = ["check_destinations", "intake", "intake_artifact", "intake_spec", "read_lines"]
 

@@ -50,7 +50,7 @@ from jurat.models import Artifact, Campaign
 from jurat.receipts import PrivateKey
 from jurat.runner._datasets import Inventory, iter_placed
 from jurat.runner._ray_task import TaskInput, TaskOutput, key_pem, run_task
-from jurat.runner._run import RunOptions, _still_as_checked, artifacts_in_flight
+from jurat.runner._run import RunOptions, artifacts_in_flight, still_as_checked
 from jurat.runner._shards import Gathered, OnProgress, usable_workers
 from jurat.runner._summary import RunTally
 
@@ -240,7 +240,7 @@ def _dispatch(ray: ModuleType, campaign: Campaign, inventory: Inventory,
     pem = key_pem(key)
     url = worker_ledger_url(options.ledger_url)
     merged = Gathered(RunTally(campaign.policy), processes=slots)
-    batches = _batches(_still_as_checked(iter_placed(campaign)), size)
+    batches = _batches(still_as_checked(iter_placed(campaign)), size)
     free = list(range(slots - 1, -1, -1))
     running: dict[Any, int] = {}
     try:

@@ -90,6 +90,7 @@ __all__ = [
     "artifacts_in_flight",
     "preflight",
     "run_campaign_async",
+    "still_as_checked",
 ]
 
 #: The most artifact content the jobs in flight may hold, counting each at the intake cap
@@ -417,8 +418,8 @@ async def _stream(artifacts: Iterable[tuple[int, Artifact]], limit: int,
         raise failed[0]
 
 
-def _still_as_checked(artifacts: Iterator[tuple[int, Artifact]]
-                      ) -> Iterator[tuple[int, Artifact]]:
+def still_as_checked(artifacts: Iterator[tuple[int, Artifact]]
+                     ) -> Iterator[tuple[int, Artifact]]:
     """The artifacts, read again as the run goes; a file that no longer passes intake (a
     dataset edited during the run) stops the run as a failure part-way (exit 4), not as an
     input error (exit 3, which says nothing was written)."""
@@ -470,7 +471,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
             deliver(await runner.run_one(artifact), index)
 
         try:
-            mine = _still_as_checked(iter_placed(campaign, shard=(shard, shards)))
+            mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
             await _stream(mine, limit, job)
         finally:
             runner.close()
