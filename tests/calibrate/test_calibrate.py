@@ -11,6 +11,7 @@ agreement with gold is known in closed form, and the measured kappa must be near
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def test_the_sim_panel_agrees_with_gold_as_its_reliability_predicts(tmp_path: Pa
     raters = {r["rater"]: r for r in report["raters"]}  # type: ignore[union-attr]
     assert list(raters) == ["sim-1", "sim-2", "sim-3", "decision"]
     assert len(report["receipts"]) == len(pairs)  # type: ignore[arg-type]
+    assert report["gold_sha256"] == hashlib.sha256(gold.read_bytes()).hexdigest()
     for judge in ("sim-1", "sim-2", "sim-3"):
         r = raters[judge]
         assert r["items"] == len(pairs)

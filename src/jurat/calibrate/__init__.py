@@ -5,7 +5,7 @@ receipts, so a calibration is only ever computed from evidence a stranger can ch
 """
 
 from jurat.calibrate._agreement import UNDECIDED, Agreement, Interval, agreement
-from jurat.calibrate._gold import GOLD_LABELS, load_gold, normalise_label
+from jurat.calibrate._gold import GOLD_LABELS, Gold, load_gold, normalise_label
 from jurat.calibrate._labels import DECISION, rater_labels
 from jurat.calibrate._report import CalibrationReport, calibrate
 
@@ -15,6 +15,7 @@ __all__ = [
     "UNDECIDED",
     "Agreement",
     "CalibrationReport",
+    "Gold",
     "Interval",
     "agreement",
     "calibrate",

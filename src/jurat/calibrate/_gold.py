@@ -7,12 +7,14 @@ parsed by the one strict parser, and a bad line names the file, the line and the
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from jurat.canonical import StrictJSONError, loads_strict
 from jurat.errors import ConfigError
+from jurat.models import Frozen
 
-__all__ = ["GOLD_LABELS", "MAX_GOLD_BYTES", "load_gold", "normalise_label"]
+__all__ = ["GOLD_LABELS", "MAX_GOLD_BYTES", "Gold", "load_gold", "normalise_label"]
 
 #: The labels a gold file may give, per campaign kind (the fold's own labels).
 GOLD_LABELS: dict[str, tuple[str, ...]] = {
@@ -37,8 +39,17 @@ def normalise_label(kind: str, raw: object) -> str | None:
     return None
 
 
-def load_gold(path: Path) -> dict[str, object]:
-    """Artifact id → raw gold label, in file order; labels are checked once the kind is known.
+class Gold(Frozen):
+    """A gold file as read: its labels and the digest of exactly the bytes they came from."""
+
+    labels: dict[str, object]
+    """Artifact id → raw gold label, in file order (checked once the kind is known)."""
+    sha256: str
+    """SHA-256 of the file's bytes."""
+
+
+def load_gold(path: Path) -> Gold:
+    """The gold file's labels and digest, from one read of it.
 
     Raises ConfigError naming the file, line and field for anything else.
     """
@@ -78,4 +89,4 @@ def load_gold(path: Path) -> dict[str, object]:
         gold[artifact] = label
     if not gold:
         raise ConfigError(f"{path}: no gold rows (fix: one {{\"id\", \"label\"}} object per line)")
-    return gold
+    return Gold(labels=gold, sha256=hashlib.sha256(data).hexdigest())

@@ -14,7 +14,6 @@ The report binds what it was computed from: each receipt's digest and the gold f
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -104,7 +103,7 @@ def calibrate(receipts: Sequence[Path], gold_path: Path, key: PublicKey) -> Cali
                           f"campaigns; {first.campaign.id!r} is {kind!r}")
     raw_gold = load_gold(gold_path)
     gold: dict[str, str] = {}
-    for artifact, raw in raw_gold.items():  # step 3
+    for artifact, raw in raw_gold.labels.items():  # step 3
         label = normalise_label(kind, raw)
         if label is None:
             raise ConfigError(f"{gold_path}: artifact {artifact!r}: field `label` {raw!r} is "
@@ -121,7 +120,7 @@ def calibrate(receipts: Sequence[Path], gold_path: Path, key: PublicKey) -> Cali
     return CalibrationReport(
         campaign_id=first.campaign.id,
         kind=kind,
-        gold_sha256=hashlib.sha256(gold_path.read_bytes()).hexdigest(),
+        gold_sha256=raw_gold.sha256,
         receipts={a: latest[a][1] for a in compared},
         unlabelled=tuple(sorted(a for a in latest if a not in gold)),
         without_receipt=sum(1 for a in gold if a not in latest),
