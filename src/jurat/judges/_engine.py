@@ -33,14 +33,13 @@ from jurat.errors import (
     JuratError,
     TransportError,
 )
-from jurat.fold import canonical_preference, hard_gates_pass
-from jurat.judges._claims import render_claim
+from jurat.fold import canonical_preference
+from jurat.judges._artifact_job import ArtifactJob
 from jurat.judges._curtail import curtailed_groups, draw_curtailed
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
 from jurat.judges._general import general_ids
 from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
-from jurat.judges._prompts import render_criterion, render_decision, render_equivalence
 from jurat.judges._protocol import (
     RETRYABLE_KINDS,
     CallKind,
@@ -344,7 +343,7 @@ class Engine:
         self._check(policy, {p.kind for p in plan})
         done = index_existing(plan, existing)
         hard_gates = policy.hard_gates
-        job = _Job(policy, artifact, bundle, gates, hard_gates, started, clock)
+        job = ArtifactJob(policy, artifact, bundle, gates, hard_gates, started, clock)
         lock = asyncio.Lock()
         new: dict[tuple[str, str, int], Vote] = {}
 
@@ -376,7 +375,8 @@ class Engine:
         return [done[p.key] if p.key in done else new[p.key] for p in plan
                 if p.key in done or p.key in new]
 
-    async def _sample(self, job: _Job, planned: PlannedSample, on_retry: OnRetry | None) -> Vote:
+    async def _sample(self, job: ArtifactJob, planned: PlannedSample,
+                      on_retry: OnRetry | None) -> Vote:
         config = planned.judge
         artifact = job.artifact
         prompt_id = ""
@@ -478,45 +478,6 @@ class Engine:
             raise out.error
         assert out.raw is not None
         return out.raw.model_copy(update={"attempts": out.attempts})
-
-
-class _Job:
-    """What every sample of one artifact's job shares."""
-
-    def __init__(
-        self,
-        policy: Policy,
-        artifact: Artifact,
-        bundle: EvidenceBundle,
-        gates: Sequence[GateOutcome],
-        hard_gates: Sequence[str],
-        started: float,
-        clock: Callable[[], float],
-    ) -> None:
-        self.policy = policy
-        self.artifact = artifact
-        self.bundle = bundle
-        self.gates = tuple(gates)
-        self.hard_gates = tuple(hard_gates)
-        # An equivalence pair's `b` is reference material unless the campaign says not.
-        self.reference = policy.equivalence is None or policy.equivalence.reference == "b"
-        self.gates_ok = hard_gates_pass(gates, hard_gates)
-        self.started = started
-        self.clock = clock
-
-    def render(self, planned: PlannedSample) -> Prompt:
-        if planned.kind in ("rubric", "pairwise"):
-            assert self.policy.rubric is not None
-            return render_decision(
-                self.policy.rubric, self.artifact, self.bundle, self.gates, order=planned.order
-            )
-        if planned.kind == "criterion":
-            assert planned.item is not None
-            return render_criterion(planned.item, self.artifact, self.gates)
-        if planned.kind == "claim":
-            assert planned.claim is not None
-            return render_claim(planned.claim, self.artifact, self.bundle)
-        return render_equivalence(self.artifact)
 
 
 async def run_samples(
