@@ -84,6 +84,7 @@ class OpenAICompatJudge(SDKJudge):
     def __init__(self, config: JudgeConfig) -> None:
         super().__init__(config, endpoint(config))
         self._structured = config.structured_output
+        self._formats: dict[str | None, tuple[object, str]] = {}
 
     def _new_client(self, **options: Any) -> Any:
         return _import_openai().AsyncOpenAI(**options)
@@ -110,16 +111,21 @@ class OpenAICompatJudge(SDKJudge):
             "temperature": call.temperature,
             "max_tokens": call.max_tokens,
         }
+        text = json.dumps(body)
         if structured:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": call.prompt.schema_name,
-                    "schema": call.prompt.json_schema,
-                    "strict": False,
-                },
-            }
-        return json.dumps(body).encode("utf-8")
+            text = f"{text[:-1]}, \"response_format\": {self._response_format(call)}}}"
+        return text.encode("utf-8")
+
+    def _response_format(self, call: JudgeCall) -> str:
+        """The ``response_format`` member's JSON, serialised once per schema: it is a
+        third of the work of serialising a request."""
+        name, schema = call.prompt.schema_name, call.prompt.json_schema
+        cached = self._formats.get(name)
+        if cached is None or cached[0] is not schema:
+            text = json.dumps({"type": "json_schema",
+                               "json_schema": {"name": name, "schema": schema, "strict": False}})
+            cached = self._formats[name] = (schema, text)
+        return cached[1]
 
     async def complete(self, call: JudgeCall) -> RawResponse:
         client = self._client_for_loop()
