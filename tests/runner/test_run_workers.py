@@ -108,7 +108,15 @@ def test_two_workers_decide_exactly_as_one_process(tmp_path: Path) -> None:
     receipts = entries(db2, "receipt")
     assert sorted(Counter(e.artifact_id for e in receipts).values()) == [1] * n
     assert len(entries(db2, "sample_recorded")) == len(entries(db1, "sample_recorded")) == 5 * n
-    assert len(list(out2.glob("*.proof.json"))) == n
+    # Each worker wrote its receipts' proofs: every one is there, and verifies.
+    proofs = list(out2.glob("*.proof.json"))
+    assert len(proofs) == n and all(p.stat().st_size > 0 for p in proofs)
+    key = tmp_path / "keys" / "jurat.key"
+    v = jurat("verify", str(out2), "--key", str(key.with_suffix(".pub")), "--checkpoint",
+              f"{db2}.checkpoint", "--log-key", str(key.with_name("jurat-log.pub")),
+              cwd=tmp_path)
+    assert v.returncode == 0, v.stdout + v.stderr
+    assert f"{n} verified" in v.stdout, v.stdout
     assert "processes: 2" in text2 and "processes:" not in text1
     # The summary merges both workers: the same outcome counts and judge health lines.
     for line in text1.splitlines():
@@ -187,6 +195,27 @@ def test_a_worker_that_dies_stops_the_run_and_the_same_command_resumes(
               "--checkpoint", f"{db}.checkpoint", "--log-key",
               str(key.with_name("jurat-log.pub")), cwd=tmp_path)
     assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_a_worker_that_fails_to_write_its_proofs_fails_the_run(tmp_path: Path) -> None:
+    n = 40
+    camp = _campaign(tmp_path / "camp", n)
+    key, _ = keys(tmp_path)
+    db = tmp_path / "l.db"
+    hook = tmp_path / "sitecustomize.py"
+    hook.write_text(
+        "from jurat.runner import _shards\n"
+        "def write_proofs(ledger, receipts, note):\n"
+        "    raise OSError('disk full')\n"
+        "_shards.write_proofs = write_proofs\n")
+    r = jurat("run", str(camp), "--out", str(tmp_path / "out"), "--ledger", f"sqlite:///{db}",
+              "--key", str(key), "--quiet", "--workers", "2", cwd=tmp_path,
+              env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "OSError: disk full" in r.stderr
+    # The decisions are durable and the checkpoint signed; only the proof files are not.
+    assert len(entries(db, "receipt")) == n
+    assert (tmp_path / f"{db.name}.checkpoint").exists()
 
 
 def test_workers_with_telemetry_is_an_input_error(tmp_path: Path) -> None:

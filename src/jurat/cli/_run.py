@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
@@ -26,13 +25,12 @@ from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
-from jurat.ledger import EntryProof, Ledger, LogSigner, open_ledger
+from jurat.ledger import Ledger, LogSigner, open_ledger
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import (
     PrivateKey,
     load_or_create_default_key,
     load_private_key,
-    proof_path_for,
 )
 from jurat.runner import (
     TASK_NAME,
@@ -51,14 +49,11 @@ from jurat.runner import (
     start_workers,
     wide_console,
     workers_for,
+    write_proofs,
 )
 from jurat.runner import Progress as Counters
 
 __all__ = ["run_command"]
-
-#: Receipts proven per read of the ledger after a run: the proofs, entries included, of
-#: one batch are held at once (a receipt entry is a few kilobytes).
-_PROOF_BATCH = 1000
 
 #: What each decision status means, for the line that ends the summary.
 _MEANING = {
@@ -150,10 +145,8 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:
             ray = (ray_address,) if executor == "ray" else None
-            done = _run(campaign, inventory, options, ledger, key, telemetry, engine, console,
-                        ray=ray)
-            proofs = _checkpoint_and_proofs(ledger, done.receipts, options.out_dir,
-                                            log.signer)
+            done, proofs = _run(campaign, inventory, options, ledger, key, telemetry, engine,
+                                console, log.signer, ray=ray)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
                           "run the same command again to resume without resampling")
@@ -213,12 +206,15 @@ def _print_calls(tally: RunTally, out: Console) -> None:
 
 def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: Ledger,
          key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console,
-         *, ray: tuple[str | None] | None = None) -> Gathered:
-    """The run under a progress bar: artifacts done, samples, errors and spend so far.
+         signer: LogSigner, *, ray: tuple[str | None] | None = None) -> tuple[Gathered, str]:
+    """The run under a progress bar (artifacts done, samples, errors and spend so far),
+    then one checkpoint and every receipt's proof in it; what was gathered, and the
+    checkpoint file.
 
     Each job's result is counted into the summary as it ends and then dropped, so the run
     keeps its summary and one (entry, file) pair per receipt, never the jobs' votes. A
-    large campaign runs in several processes (runner/_shards.py), started before the bar.
+    large campaign runs in several processes (runner/_shards.py), started before the bar,
+    which keep their receipts and write their proofs.
     """
     # With Ray (``ray``: its address, or None for a local runtime) the cluster runs the
     # jobs (runner/_ray.py); no process is forked here.
@@ -249,10 +245,14 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                     refresh()
 
             if ray is not None:
-                return run_on_ray(campaign, inventory, options, key, address=ray[0],
-                                  on_progress=progressed)
+                gathered = run_on_ray(campaign, inventory, options, key, address=ray[0],
+                                      on_progress=progressed)
+                write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
+                return gathered, str(ledger.checkpoint_path)
             assert children is not None
-            return children.gather(progressed)
+            gathered = children.gather(progressed)
+            children.prove(ledger.checkpoint(signer))
+            return gathered, str(ledger.checkpoint_path)
 
         gathered = Gathered(RunTally(campaign.policy))
         if not options.quiet:
@@ -271,24 +271,5 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
 
         with quick_thread_switches():
             asyncio.run(main())
-    return gathered
-
-
-def _checkpoint_and_proofs(ledger: Ledger, receipts: list[tuple[int, str]], out_dir: Path,
-                           signer: LogSigner) -> str:
-    """Sign one checkpoint, then write each receipt's inclusion proof in it beside the
-    receipt: ``prove_entries`` reads the stored tree once per batch of receipts."""
-    note = ledger.checkpoint(signer)
-
-    def write(receipt: str, proof: EntryProof) -> None:
-        proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
-
-    # Creating files is the kernel's work (up to a millisecond each here), done on
-    # threads while the next batch is proven.
-    with ThreadPoolExecutor(8, thread_name_prefix="jurat-proof-files") as files:
-        for start in range(0, len(receipts), _PROOF_BATCH):
-            batch = receipts[start:start + _PROOF_BATCH]
-            proofs = ledger.prove_entries([seq for seq, _ in batch], note)
-            # list(): the first failed write raises here.
-            list(files.map(write, [receipt for _, receipt in batch], proofs))
-    return str(ledger.checkpoint_path)
+    write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
+    return gathered, str(ledger.checkpoint_path)

@@ -11,6 +11,7 @@ from jurat.runner._execute import Execution
 from jurat.runner._explain import gate_lines, not_passed
 from jurat.runner._intake import check_destinations, intake, intake_artifact, intake_spec
 from jurat.runner._job import JobResult, Progress, job_cost
+from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
 from jurat.runner._ray_jobs import RayJobs
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
@@ -78,5 +79,6 @@ __all__ = [
     "selftest_preflight",
     "start_workers",
     "wide_console",
+    "write_proofs",
     "workers_for",
 ]

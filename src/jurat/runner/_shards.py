@@ -15,9 +15,9 @@ What stays true with several processes:
   them, so the chain and the tree stay one and gap-free, and a vote is durable before
   its fold exactly as in one process;
 - an artifact is in exactly one worker's part, so it has one job and one receipt;
-- the parent keeps what the single-process run keeps: the summary (each worker's
-  ``RunTally``, merged) and one (entry, file) pair per receipt, then signs the one
-  checkpoint and writes the proofs;
+- the parent keeps the summary (each worker's ``RunTally``, merged) and signs the one
+  checkpoint; then each worker writes its own receipts' proofs in it (two cores for the
+  run's last step, which one process spends about 0.5 s on at 2,000 receipts);
 - a worker that fails or dies stops the others: what completed is durable, and the
   same command resumes it (exit 4); an interrupt stops every worker (exit 130).
 
@@ -33,11 +33,13 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from typing import Any
 
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine
@@ -47,6 +49,7 @@ from jurat.receipts import PrivateKey
 from jurat.runner._datasets import Inventory
 from jurat.runner._job import JobResult
 from jurat.runner._job import Progress as Counters
+from jurat.runner._proofs import write_proofs
 from jurat.runner._run import RunOptions, run_campaign_async
 from jurat.runner._summary import RunTally
 
@@ -78,6 +81,9 @@ def quick_thread_switches() -> Iterator[None]:
         yield
     finally:
         sys.setswitchinterval(interval)
+
+#: How often a worker tells the parent how far it got (the progress bar's steps).
+PROGRESS_EVERY_S = 0.1
 
 #: Artifacts per worker below which ``--workers``' default starts no more processes: a
 #: small campaign finishes before another process would have imported anything.
@@ -149,14 +155,23 @@ def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
     """Run worker ``shard``'s part and send its progress, then what it gathered."""
     gathered = Gathered(RunTally(campaign.policy))
     counters = Counters()
-    sent = [0, 0, 0.0]
+    sent = [0, 0, 0, 0.0]  # what the parent was told: jobs ended, samples, errors, spend
+    told = time.monotonic()
+
+    def tell() -> None:
+        # Deltas: the parent adds every worker's into one bar.
+        done = gathered.tally.artifacts
+        conn.send(("progress", done - sent[0], counters.samples - sent[1],
+                   counters.errors - sent[2], counters.spend_usd - sent[3]))
+        sent[:] = [done, counters.samples, counters.errors, counters.spend_usd]
 
     def ended(result: JobResult, index: int) -> None:
+        nonlocal told
         gathered.add(result, index)
-        # Deltas: the parent adds every worker's into one bar.
-        conn.send(("progress", 1, counters.samples - sent[0], counters.errors - sent[1],
-                   counters.spend_usd - sent[2]))
-        sent[:] = [counters.samples, counters.errors, counters.spend_usd]
+        # At most every PROGRESS_EVERY_S: a message per job costs as much as a job's fold.
+        if time.monotonic() - told >= PROGRESS_EVERY_S:
+            tell()
+            told = time.monotonic()
 
     async def main() -> None:
         async with Engine(share=(shard, shards)) as engine:
@@ -169,7 +184,18 @@ def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
     try:
         with quick_thread_switches():
             asyncio.run(main())
+        # The receipts stay here: once the parent has signed the checkpoint, this worker
+        # proves them (``Workers.prove``).
+        receipts, gathered.receipts = gathered.receipts, []
+        tell()
         conn.send(("done", gathered))
+        order = conn.recv()
+        if order[0] == "prove":
+            with open_ledger(options.ledger_url) as ledger:
+                write_proofs(ledger, receipts, order[1])
+            conn.send(("proved",))
+    except EOFError:
+        pass  # the parent stopped: nothing left to do
     except KeyboardInterrupt:
         conn.send(("interrupted",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
@@ -190,7 +216,7 @@ def start_workers(campaign: Campaign, inventory: Inventory, options: RunOptions,
     context = multiprocessing.get_context("fork")
     children: dict[Connection, BaseProcess] = {}
     for shard in range(workers):
-        theirs, ours = context.Pipe(duplex=False)
+        theirs, ours = context.Pipe()
         process = context.Process(
             target=_worker, name=f"jurat worker {shard + 1} of {workers}", daemon=True,
             args=(ours, shard, workers, campaign, inventory, options, key))
@@ -222,12 +248,35 @@ class Workers:
             process.join()
 
     def gather(self, on_progress: OnProgress) -> Gathered:
-        """Wait for every worker, passing on their progress; return what they gathered.
+        """Wait for every worker's jobs, passing on their progress; return what they
+        gathered, but for the receipts, which each worker keeps for ``prove``.
 
         Raises JuratError when a worker fails or dies (the others are stopped first) and
         KeyboardInterrupt when interrupted.
         """
         merged = Gathered(RunTally(self._campaign.policy), processes=len(self._children))
+
+        def received(message: tuple[Any, ...]) -> bool:
+            if message[0] == "progress":
+                on_progress(*message[1:])
+                return False
+            merged.merge(message[1])
+            return True
+
+        self._until("done", received)
+        return merged
+
+    def prove(self, note: str) -> None:
+        """Have every worker write its receipts' proofs in the checkpoint ``note``, and
+        wait for them; raises as ``gather`` does."""
+        for conn in self._children:
+            conn.send(("prove", note))
+        self._until("proved", lambda message: True)
+        self.stop()
+
+    def _until(self, last: str, received: Callable[[tuple[Any, ...]], bool]) -> None:
+        """Pass each worker's messages to ``received`` until it returns True for the
+        worker's ``last`` message; stop every worker and raise on a failure or interrupt."""
         pending = dict(self._children)
         failure: str | None = None
         interrupted = False
@@ -244,15 +293,12 @@ class Workers:
                         failure = failure or (f"{name} exited with status {process.exitcode} "
                                               "before finishing its part")
                         continue
-                    if message[0] == "progress":
-                        on_progress(*message[1:])
-                    elif message[0] == "done":
-                        merged.merge(message[1])
-                        pending.pop(ready)
-                    elif message[0] == "interrupted":
+                    if message[0] == "interrupted":
                         interrupted = True
-                    else:
+                    elif message[0] == "failed":
                         failure = f"{name}: {message[1]}"
+                    elif received(message) and message[0] == last:
+                        pending.pop(ready)
         except KeyboardInterrupt:
             interrupted = True
         if interrupted or failure is not None:
@@ -262,8 +308,6 @@ class Workers:
         if failure is not None:
             raise JuratError(f"{failure}\nwhat completed is in the ledger; running the same "
                              "command again resumes from it")
-        self.stop()
-        return merged
 
 
 def default_workers() -> int:
