@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from jurat import __version__
-from jurat.checks import deterministic_equivalence, run_checks_async
 from jurat.fold import gate_veto
 from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
 from jurat.ledger import job_id
@@ -103,6 +102,10 @@ def artifact_evidence(artifact: Artifact) -> EvidenceItem:
 
 async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
     """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
+    # Here, not at the top: the checks are a twentieth of a second of every run's start-up,
+    # and campaigns without them never use them.
+    from jurat.checks import deterministic_equivalence, run_checks_async
+
     hard_gates = policy.hard_gates
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
         settings = policy.equivalence

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import jurat
 from jurat.errors import CampaignError, IntakeError
-from jurat.grounding import Reference, Span, to_evidence_item
 from jurat.models import Campaign, EvidenceItem
 from jurat.models._load import campaign_line
 from jurat.runner._intake import _read
@@ -29,6 +28,10 @@ def reference_evidence(campaign: Campaign) -> tuple[EvidenceItem, ...]:
     grounding = campaign.policy.grounding
     if grounding is None:
         return ()
+    # Here, not at the top: the retrieval stack (httpx) is a twentieth of a second of every
+    # run's start-up, and only grounded campaigns use it.
+    from jurat.grounding import Reference, Span, to_evidence_item
+
     items = []
     for index, spec in enumerate(grounding.references):
         field = f"grounding.references[{index}].path"
