@@ -197,11 +197,26 @@ def campaign_line(source: str | None, field: str) -> int | None:
     return TomlLines(text).line(tuple(loc))
 
 
+#: The last policies digested, by identity: a run's every statement pins one policy, whose
+#: digest cost a hundredth of the run's CPU when recomputed per receipt. Kept with the
+#: policy itself, so an id is never reused while cached; a few, so tests' many are dropped.
+_DIGESTS: dict[int, tuple[Frozen, str]] = {}
+_DIGESTS_KEPT = 8
+
+
 def policy_digest(policy: Frozen) -> str:
     """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
     from jurat.canonical import digest_json
 
-    return digest_json(policy)
+    # Frozen records (no field can be reassigned): the digest of one object never changes.
+    cached = _DIGESTS.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    digest = digest_json(policy)
+    if len(_DIGESTS) >= _DIGESTS_KEPT:
+        _DIGESTS.clear()
+    _DIGESTS[id(policy)] = (policy, digest)
+    return digest
 
 
 # --- the file's shape: tables and keys -----------------------------------------------------
