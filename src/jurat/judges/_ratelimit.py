@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 __all__ = ["EndpointLimiter", "TokenBucket"]
 
@@ -74,17 +73,41 @@ class EndpointLimiter:
         self.requests = TokenBucket(rpm, clock=clock, sleep=sleep) if rpm else None
         self.tokens = TokenBucket(tpm, clock=clock, sleep=sleep) if tpm else None
 
-    @asynccontextmanager
-    async def slot(self, estimated_tokens: int) -> AsyncIterator[None]:
-        """Hold one call slot; the rate buckets are paid before the call is sent."""
-        async with self.semaphore:
-            if self.requests is not None:
-                await self.requests.acquire(1)
-            if self.tokens is not None:
-                await self.tokens.acquire(estimated_tokens)
-            yield
+    def slot(self, estimated_tokens: int) -> _Slot:
+        """Hold one call slot (``async with``); the rate buckets are paid before the call
+        is sent."""
+        return _Slot(self, estimated_tokens)
 
     def settle(self, estimated_tokens: int, actual_tokens: int | None) -> None:
         """Correct the token bucket with what the endpoint reported it used."""
         if self.tokens is not None and actual_tokens is not None:
             self.tokens.adjust(actual_tokens - min(estimated_tokens, self.tokens.capacity))
+
+
+class _Slot:
+    """One call slot of an ``EndpointLimiter``, held for an ``async with`` block.
+
+    A class, not ``@asynccontextmanager``: every judge call takes one, and the generator
+    machinery cost more than the semaphore it wraps.
+    """
+
+    __slots__ = ("_limiter", "_tokens")
+
+    def __init__(self, limiter: EndpointLimiter, estimated_tokens: int) -> None:
+        self._limiter = limiter
+        self._tokens = estimated_tokens
+
+    async def __aenter__(self) -> None:
+        limiter = self._limiter
+        await limiter.semaphore.acquire()
+        try:
+            if limiter.requests is not None:
+                await limiter.requests.acquire(1)
+            if limiter.tokens is not None:
+                await limiter.tokens.acquire(self._tokens)
+        except BaseException:
+            limiter.semaphore.release()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._limiter.semaphore.release()
