@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from jurat.errors import JudgeOutputError
 from jurat.judges._protocol import Prompt
+from jurat.judges._schema_check import AnswerSchema, answer_schema
 from jurat.models import Artifact, EvidenceBundle
 
 if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-
     from jurat.models._grounding import GroundedClaim
 
 __all__ = [
@@ -98,23 +97,14 @@ def render_claim(claim: GroundedClaim, artifact: Artifact, bundle: EvidenceBundl
 
 
 @cache
-def _validator() -> Validator:
-    from jsonschema import Draft202012Validator
-
-    Draft202012Validator.check_schema(CLAIM_SCHEMA)
-    return Draft202012Validator(CLAIM_SCHEMA)
+def _validator() -> AnswerSchema:
+    return answer_schema(CLAIM_SCHEMA)
 
 
 def validate_claim(answer: Any, bundle_size: int) -> dict[str, Any]:
     """The parsed answer checked against ``CLAIM_SCHEMA``, then its cited indices (seed 000:
     every cited evidence index must exist in the server-provided bundle)."""
-    validator = _validator()
-    if not validator.is_valid(answer):
-        from jsonschema.exceptions import best_match
-
-        error = best_match(validator.iter_errors(answer))
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise JudgeOutputError(f"{where}: {error.message}", kind="schema_violation")
+    _validator().check(answer)
     missing = [i for i in answer["evidence_indices"] if i >= bundle_size]
     if missing:
         raise JudgeOutputError(

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 from jurat.canonical import StrictJSONError, StrictJSONKind, loads_strict
 from jurat.errors import JudgeOutputError
 from jurat.fold import hard_gates_pass
+from jurat.judges._schema_check import AnswerSchema, answer_schema
 from jurat.models import GateOutcome
 
 if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-
     from jurat.judges._protocol import RawResponse
 
 __all__ = [
@@ -109,35 +108,21 @@ def arcv_schema() -> dict[str, Any]:
 
 
 @cache
-def _validator(name: str) -> Validator:
-    from jsonschema import Draft202012Validator
-
-    schema = arcv_schema() if name == "arcv" else CRITERION_SCHEMA
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+def _validator(name: str) -> AnswerSchema:
+    return answer_schema(arcv_schema() if name == "arcv" else CRITERION_SCHEMA)
 
 
 @cache
-def _general_validator(ids: tuple[str, ...]) -> Validator:
-    from jsonschema import Draft202012Validator
-
+def _general_validator(ids: tuple[str, ...]) -> AnswerSchema:
     from jurat.judges._general import general_schema
 
-    schema = general_schema(ids)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return answer_schema(general_schema(ids))
 
 
 def _schema_check(name: str, value: Any, score_ids: tuple[str, ...] | None = None) -> None:
     # ``score_ids``: a general rubric's ids (judges/_general.py) instead of the ARCV four.
     validator = _general_validator(score_ids) if score_ids else _validator(name)
-    if validator.is_valid(value):
-        return
-    from jsonschema.exceptions import best_match
-
-    error = best_match(validator.iter_errors(value))
-    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-    raise JudgeOutputError(f"{where}: {error.message}", kind="schema_violation")
+    validator.check(value)
 
 
 # -- semantic rules (seed 000: "the service must compare artifact_sha256 ...") ---------------
