@@ -311,15 +311,16 @@ def _python_checks(data: Mapping[str, Any]) -> list[Found]:
     The rules are the checks' own (``Plan`` in checks/_steps.py, which raises ConfigError
     with the field and the fix); run here so that nothing is evaluated or written first.
     """
-    from jurat.checks._policy import IMPORT_POLICIES
-    from jurat.checks._steps import Plan
-    from jurat.errors import ConfigError
-
     checks = data.get("checks")
     raw = checks.get("python") if isinstance(checks, dict) else None
     config = _typed(PythonChecks, raw) if isinstance(raw, dict) else None
     if config is None:
         return []
+    # Only for campaigns with checks: importing them costs start-up a twentieth of a second.
+    from jurat.checks._policy import IMPORT_POLICIES
+    from jurat.checks._steps import Plan
+    from jurat.errors import ConfigError
+
     found: list[Found] = []
     here = ("checks", "python")
     if config.import_policy not in IMPORT_POLICIES:

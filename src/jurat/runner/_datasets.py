@@ -210,11 +210,12 @@ def _relocated(exc: CampaignError, row: _Row) -> CampaignError:
 def _test_name_problem(campaign: Campaign, spec: ArtifactSpec) -> Problem | None:
     """A row's own ``tests`` file has a name the checks can import (``Plan``, refused at
     load for ``[[artifacts]]`` entries by models/_load.py)."""
-    from jurat.checks._steps import _TEST_NAME
-
     python = campaign.policy.python
     if not spec.tests or python is None:
         return None
+    # Only here: importing the checks costs every run's start-up a twentieth of a second.
+    from jurat.checks._steps import _TEST_NAME
+
     name = PurePosixPath(spec.tests).name
     if _TEST_NAME.match(name) and name != f"{python.module}.py":
         return None

@@ -102,14 +102,14 @@ def artifact_evidence(artifact: Artifact) -> EvidenceItem:
 
 async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
     """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
-    # Here, not at the top: the checks are a twentieth of a second of every run's start-up,
-    # and campaigns without them never use them.
-    from jurat.checks import deterministic_equivalence, run_checks_async
-
+    # The checks are imported here, not at the top: they are a twentieth of a second of
+    # every run's start-up, and campaigns without them never use them.
     hard_gates = policy.hard_gates
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
         settings = policy.equivalence
         if settings is None or settings.deterministic_first:
+            from jurat.checks import deterministic_equivalence
+
             check = deterministic_equivalence(artifact.a, artifact.b)
             # By default `b` is the reference (the gold answer): the gate binds it by digest
             # only (docs/receipt-format.md, "Reference material").
@@ -117,6 +117,8 @@ async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
             return Checked([check.to_gate(reference=reference)], [])
         return Checked([], [])
     if policy.python is not None and artifact.media_type == "text/x-python":
+        from jurat.checks import run_checks_async
+
         report = await run_checks_async(
             artifact.text, tests=artifact.tests or None, config=policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
