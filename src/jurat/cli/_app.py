@@ -372,15 +372,17 @@ def _exit_without_teardown(done: SystemExit) -> None:
     ``jurat run`` (bench/README.md, "Whole runs"), longer than the run's checkpoint. What a
     finished command needs of an exit still happens: the output is flushed, and the
     ``atexit`` handlers run (multiprocessing's, Ray's, logging's, weakref finalizers). With
-    another thread still running, or an exit status that is not a number, the normal exit
-    runs instead.
+    another thread still running, an exit status that is not a number, or a profiler or
+    tracer watching (cProfile and coverage write their results after the program), the
+    normal exit runs instead.
     """
     import atexit
     import os
     import sys
     import threading
 
-    if threading.active_count() > 1 or not isinstance(done.code, int | None):
+    if (threading.active_count() > 1 or not isinstance(done.code, int | None)
+            or sys.getprofile() is not None or sys.gettrace() is not None):
         return
     try:
         sys.stdout.flush()
