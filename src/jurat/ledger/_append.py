@@ -3,9 +3,11 @@
 A request is checked and its payload canonicalised by the caller
 (:func:`prepare`), so a bad payload fails where it was made. A batch
 (:func:`append_batch`) runs inside the ledger's write transaction: it reads
-the chain tail and the Merkle frontier once, gives each request its
-``seq``, ``prev_hash`` and hashes in order, and inserts the entries and the
-tree nodes they complete. One request's own refusal (a receipt for a
+the chain tail and the Merkle frontier once (the frontier not at all when the
+tail is still the one this writer last committed, :class:`Tip`), gives each
+request its ``seq``, ``prev_hash`` and hashes in order, and inserts the
+entries and the tree nodes they complete. Its statements are fixed SQL run on
+the driver's cursor (``_commitsql``). One request's own refusal (a receipt for a
 review slot another writer took) is returned in its place and the rest of
 the batch still commits; a database error fails the whole batch, which then
 commits nothing.
@@ -16,25 +18,27 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
 from jurat.canonical import canonical_json
 from jurat.errors import LedgerError, ValidationError
 from jurat.ledger._backend import ZERO_HASH
+from jurat.ledger._commitsql import CommitSQL, Tail
 from jurat.ledger._entry import entry_bytes, entry_from_row
 from jurat.ledger._jobs import ReceiptFields, check_receipt_payload
-from jurat.ledger._merkle import leaf_hash
-from jurat.ledger._models import ENTRY_KINDS, Entry, ReviewSlot
+from jurat.ledger._merkle import CompactRange, leaf_hash
+from jurat.ledger._models import ENTRY_KINDS, Entry, EntryKind, ReviewSlot
 from jurat.ledger._queries import now, slot_after
 from jurat.ledger._sql import chunks, one_of
-from jurat.ledger._treestore import TreeState, insert_nodes, sync_tree
+from jurat.ledger._tree import frontier, leaf_key, node_key
+from jurat.ledger._treestore import TreeState, sync_tree
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["AppendRequest", "append_batch", "prepare"]
+__all__ = ["AppendRequest", "Tip", "append_batch", "prepare"]
 
 _MAX_ID = 256
 
@@ -84,30 +88,48 @@ def prepare(
     return AppendRequest(kind, job_id, data, campaign_id, artifact_id, receipt)
 
 
+@dataclass(frozen=True)
+class Tip:
+    """The tail a Ledger last committed, with the Merkle frontier there.
+
+    The next batch resumes the tree from it instead of reading the frontier back, when
+    the tail it reads under the write lock is still this one (same seq, hashes and
+    epoch): no other writer has committed since. ``entry_hash`` pins every entry before
+    it through the chain, so it pins their leaves and the frontier too. Any other tail
+    (another process wrote, a commit failed after this was taken, the database was
+    swapped) does not match and the frontier is read as before.
+    """
+
+    seq: int
+    entry_hash: str
+    leaf_hash: str
+    epoch: int
+    roots: tuple[bytes, ...]
+
+
 class _Batch:
     """The chain tail, the Merkle frontier and the receipts in play while a batch is placed."""
 
-    def __init__(self, conn: Connection, tables: Tables, requests: list[AppendRequest]) -> None:
-        self.conn, self.tables = conn, tables
-        e, t = tables.entries, tables.tree
-        # The chain's tail and the tree's newest epoch in one round trip: a batch's fixed
-        # cost is mostly its statements.
-        newest_epoch = select(func.max(t.c.epoch)).scalar_subquery()
-        tail = conn.execute(
-            select(e.c.seq, e.c.entry_hash, e.c.leaf_hash, newest_epoch)
-            .order_by(e.c.seq.desc())
-            .limit(1)
-        ).first()
+    def __init__(
+        self,
+        conn: Connection,
+        cur: Any,
+        tables: Tables,
+        sql: CommitSQL,
+        requests: list[AppendRequest],
+        tip: Tip | None,
+    ) -> None:
+        self.cur, self.sql = cur, sql
+        tail = sql.tail(cur)
         if tail is None:
-            self.seq, self.prev = 0, ZERO_HASH
+            self.seq, self.prev, self.leaf = 0, ZERO_HASH, ""
             self.tree: TreeState = sync_tree(conn, tables, 0, None)
         else:
-            self.seq, self.prev = int(tail.seq) + 1, str(tail.entry_hash)
-            epoch = 0 if tail[3] is None else int(tail[3])
-            self.tree = sync_tree(conn, tables, self.seq, str(tail.leaf_hash), epoch=epoch)
-        self.rows: list[dict[str, Any]] = []
+            self.seq, self.prev, self.leaf = tail[0] + 1, tail[1], tail[2]
+            self.tree = _resume_tree(conn, cur, tables, sql, tail, tip)
+        self.rows: list[tuple[Any, ...]] = []
         self.nodes: list[tuple[int, int, bytes]] = []
-        self.job_receipts, self.slots = _receipts_in_play(conn, tables, requests)
+        self.job_receipts, self.slots = _receipts_in_play(conn, cur, tables, sql, requests)
 
     def apply(self, request: AppendRequest) -> Entry:
         """Place one request (and its supersession entry, for a new review version)."""
@@ -146,38 +168,85 @@ class _Batch:
         return entry
 
     def _place(self, kind: str, job_id: str, data: bytes, request: AppendRequest) -> Entry:
-        fields: dict[str, Any] = {
-            "seq": self.seq,
-            "kind": kind,
-            "job_id": job_id,
-            "campaign_id": request.campaign_id,
-            "artifact_id": request.artifact_id,
-            "payload_sha256": hashlib.sha256(data).hexdigest(),
-            "recorded_at": now(),
-            "prev_hash": self.prev,
-        }
-        hashed = entry_bytes(**fields)
+        seq, prev = self.seq, self.prev
+        campaign, artifact = request.campaign_id, request.artifact_id
+        payload_sha256 = hashlib.sha256(data).hexdigest()
+        recorded_at = now()
+        hashed = entry_bytes(
+            seq=seq,
+            kind=kind,
+            job_id=job_id,
+            campaign_id=campaign,
+            artifact_id=artifact,
+            payload_sha256=payload_sha256,
+            recorded_at=recorded_at,
+            prev_hash=prev,
+        )
         leaf = leaf_hash(hashed)
-        fields["entry_hash"] = hashlib.sha256(hashed).hexdigest()
-        fields["leaf_hash"] = leaf.hex()
-        self.rows.append({**fields, "payload": data})
+        entry_hash = hashlib.sha256(hashed).hexdigest()
+        self.leaf = leaf.hex()
+        # In ENTRY_COLUMNS order.
+        self.rows.append(
+            (seq, kind, job_id, campaign, artifact, data, payload_sha256, recorded_at, prev,
+             entry_hash, self.leaf)
+        )  # fmt: skip
         self.nodes.extend(self.tree.range.append(leaf))
-        self.seq, self.prev = self.seq + 1, fields["entry_hash"]
+        self.seq, self.prev = seq + 1, entry_hash
         # Built here from bytes this process just made canonical: nothing to check again,
         # and the strict reader's and the model's checks cost more than the insert.
-        return Entry.model_construct(payload=json.loads(data), **fields)
+        return Entry.model_construct(
+            seq=seq,
+            kind=cast(EntryKind, kind),
+            job_id=job_id,
+            campaign_id=campaign,
+            artifact_id=artifact,
+            payload=json.loads(data),
+            payload_sha256=payload_sha256,
+            recorded_at=recorded_at,
+            prev_hash=prev,
+            entry_hash=entry_hash,
+            leaf_hash=self.leaf,
+        )
 
-    def finish(self) -> None:
-        """Insert the batch: its entries (one statement), then the tree nodes they complete."""
+    def finish(self) -> Tip | None:
+        """Insert the batch: its entries (one statement), then the tree nodes they complete.
+
+        Returns the tail the batch leaves, for the next batch of this writer.
+        """
         if self.rows:
-            self.conn.execute(self.tables.entries.insert(), self.rows)
+            self.sql.insert_entries(self.cur, self.rows)
             self.rows = []
-        insert_nodes(self.conn, self.tables.tree, self.tree.epoch, self.nodes)
+        self.sql.insert_nodes(self.cur, self.tree.epoch, self.nodes)
         self.nodes = []
+        if self.seq == 0:
+            return None
+        rng = self.tree.range
+        return Tip(self.seq - 1, self.prev, self.leaf, self.tree.epoch, rng.roots())
+
+
+def _resume_tree(
+    conn: Connection, cur: Any, tables: Tables, sql: CommitSQL, tail: Tail, tip: Tip | None
+) -> TreeState:
+    """The tree at the tail's size: from ``tip``, else its stored frontier, else repaired.
+
+    The newest epoch's highest leaf being the tail's means no nodes past the entries and
+    none missing at the end; with the tail's leaf stored as it is and every frontier node
+    present, the tree is level (``sync_tree``'s check). Anything else is ``sync_tree``'s.
+    """
+    seq, entry_hash, leaf, epoch, top = tail
+    size = seq + 1
+    if top == seq:
+        if tip is not None and (tip.seq, tip.entry_hash, tip.leaf_hash, tip.epoch) == tail[:4]:
+            return TreeState(epoch, CompactRange.resume(size, tip.roots))
+        keys = [node_key(level, index) for level, index in frontier(size)]
+        found = sql.read_nodes(cur, epoch, [*keys, leaf_key(seq)])
+        if found.get(leaf_key(seq)) == bytes.fromhex(leaf) and all(k in found for k in keys):
+            return TreeState(epoch, CompactRange.resume(size, [found[k] for k in keys]))
+    return sync_tree(conn, tables, size, leaf, epoch=epoch)
 
 
 def _receipts_in_play(
-    conn: Connection, tables: Tables, requests: list[AppendRequest]
+    conn: Connection, cur: Any, tables: Tables, sql: CommitSQL, requests: list[AppendRequest]
 ) -> tuple[dict[str, Entry], dict[tuple[str, str], ReviewSlot]]:
     """The stored receipts the batch's receipts must agree with, read once per batch.
 
@@ -191,37 +260,16 @@ def _receipts_in_play(
     receipts = [r for r in requests if r.receipt is not None]
     if not receipts:
         return {}, {}
-    e = tables.entries
-    newest_for_job: dict[str, int] = {}
     jobs = sorted({r.job_id for r in receipts})
-    for chunk in chunks(conn, jobs):
-        found = conn.execute(
-            select(e.c.job_id, e.c.seq).where(
-                e.c.kind == "receipt", one_of(conn, e.c.job_id, chunk)
-            )
-        ).all()
-        for job, seq in found:
-            newest_for_job[str(job)] = max(int(seq), newest_for_job.get(str(job), -1))
-    newest_for_subject: dict[tuple[str, str], int] = {}
     campaigns: dict[str, set[str]] = {}
     for r in receipts:
         assert r.campaign_id is not None and r.artifact_id is not None
         campaigns.setdefault(r.campaign_id, set()).add(r.artifact_id)
-    for campaign, artifacts in campaigns.items():
-        ids = sorted(artifacts)
-        for chunk in chunks(conn, ids):
-            found = conn.execute(
-                select(e.c.artifact_id, e.c.seq).where(
-                    e.c.kind == "receipt",
-                    e.c.campaign_id == campaign,
-                    one_of(conn, e.c.artifact_id, chunk),
-                )
-            ).all()
-            for artifact, seq in found:
-                key = (campaign, str(artifact))
-                newest_for_subject[key] = max(int(seq), newest_for_subject.get(key, -1))
+    subjects = {campaign: sorted(ids) for campaign, ids in campaigns.items()}
+    newest_for_job, newest_for_subject = sql.receipt_seqs(cur, jobs, subjects)
     wanted = sorted({*newest_for_job.values(), *newest_for_subject.values()})
     stored: dict[int, Entry] = {}
+    e = tables.entries
     for seqs in chunks(conn, wanted):
         rows = conn.execute(select(e).where(one_of(conn, e.c.seq, seqs)))
         for row in rows:
@@ -232,18 +280,24 @@ def _receipts_in_play(
 
 
 def append_batch(
-    conn: Connection, tables: Tables, requests: list[AppendRequest]
-) -> list[Entry | LedgerError]:
+    conn: Connection,
+    tables: Tables,
+    sql: CommitSQL,
+    requests: list[AppendRequest],
+    tip: Tip | None = None,
+) -> tuple[list[Entry | LedgerError], Tip | None]:
     """Place and insert ``requests`` in order inside the caller's write transaction.
 
-    Returns each request's entry, or the LedgerError that refused it alone.
+    Returns each request's entry, or the LedgerError that refused it alone, and the tail
+    the batch leaves. ``tip`` is what the caller's previous batch returned: only once
+    that batch's transaction has committed may it be handed to the next.
     """
-    batch = _Batch(conn, tables, requests)
-    results: list[Entry | LedgerError] = []
-    for request in requests:
-        try:
-            results.append(batch.apply(request))
-        except LedgerError as exc:
-            results.append(exc)
-    batch.finish()
-    return results
+    with sql.cursor(conn) as cur:
+        batch = _Batch(conn, cur, tables, sql, requests, tip)
+        results: list[Entry | LedgerError] = []
+        for request in requests:
+            try:
+                results.append(batch.apply(request))
+            except LedgerError as exc:
+                results.append(exc)
+        return results, batch.finish()

@@ -30,6 +30,7 @@ try:
 except ImportError:  # not on Windows: writers there wait in SQLite's busy handler
     fcntl = None  # type: ignore[assignment]
 import re
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,9 +55,10 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
 from jurat.errors import ConfigError, DependencyError, LedgerError
+from jurat.ledger._commitsql import CommitSQL
 from jurat.ledger._models import ENTRY_KINDS
 
 __all__ = ["FORMAT", "ZERO_HASH", "Backend", "Tables", "default_checkpoint_path"]
@@ -275,7 +277,13 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get("jurat_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        statement = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+        # On the driver's connection: every transaction starts here, and through
+        # exec_driver_sql this one statement cost more CPU than a small batch's inserts.
+        try:
+            conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
 
     return engine
 
@@ -312,6 +320,10 @@ class Backend:
         except SQLAlchemyError as exc:
             raise LedgerError(f"cannot open ledger database: {exc}") from exc
         self._write_engine = self.engine.execution_options(jurat_write=True)
+        self.commit_sql = CommitSQL(
+            self.name, self.tables, self.engine.dialect.identifier_preparer.quote
+        )
+        self._lock_sql = f"LOCK TABLE {self._qualified('entries')} IN EXCLUSIVE MODE"
         self._lock_path: str | None = None
         if self.name == "sqlite" and fcntl is not None:
             self._lock_path = f"{self.url.database}-writer.lock"
@@ -378,7 +390,9 @@ class Backend:
         """A write transaction holding the ledger's single-writer lock."""
         with self._writer_turn(), self._write_engine.begin() as conn:
             if lock and self.name == "postgresql":
-                conn.execute(text(f"LOCK TABLE {self._qualified('entries')} IN EXCLUSIVE MODE"))
+                # On the driver's cursor, as the commit path's statements (``_commitsql``).
+                with self.commit_sql.cursor(conn) as cur:
+                    cur.execute(self._lock_sql)
             yield conn
 
     @contextmanager

@@ -14,6 +14,7 @@ the receipt, its payload digest and these few fields.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,13 @@ __all__ = [
 ]
 
 ENTRY_FORMAT = "jurat.ledger.entry/v1"
+# The entry's keys in RFC 8785 order (code point order of ASCII keys).
+_TEMPLATE = (
+    '{"artifact_id":%s,"campaign_id":%s,"format":"' + ENTRY_FORMAT + '","job_id":%s,'
+    '"kind":%s,"payload_sha256":%s,"prev_hash":%s,"recorded_at":%s,"seq":%d}'
+)
+_STRING = json.JSONEncoder(ensure_ascii=False).encode
+_MAX_SEQ = 2**53 - 1
 
 
 def entry_bytes(
@@ -47,6 +55,13 @@ def entry_bytes(
     prev_hash: str,
 ) -> bytes:
     """Canonical bytes of an entry's hashed fields (see module docstring)."""
+    strings = (artifact_id, campaign_id, job_id, kind, payload_sha256, prev_hash, recorded_at)
+    if type(seq) is int and 0 <= seq <= _MAX_SEQ and all(map(_plain_text, strings)):
+        # Every entry is hashed once when written and once per verification: the fixed
+        # key order filled in directly is a fifth of the cost. ASCII strings and nulls
+        # are written by the C encoder exactly as RFC 8785 writes them (escapes
+        # included); anything else takes the general path.
+        return (_TEMPLATE % (*map(_STRING, strings), seq)).encode("ascii")
     # Plain str keys and JSON scalars: no model walk needed before serialising.
     return canonical_json_value(
         {
@@ -61,6 +76,10 @@ def entry_bytes(
             "prev_hash": prev_hash,
         }
     )
+
+
+def _plain_text(value: object) -> bool:
+    return value is None or (type(value) is str and value.isascii())
 
 
 def load_payload(data: bytes, *, seq: int) -> dict[str, Any]:

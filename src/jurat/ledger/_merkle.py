@@ -99,6 +99,10 @@ class CompactRange:
         self.size += 1
         return made
 
+    def roots(self) -> tuple[bytes, ...]:
+        """The perfect-subtree roots, largest first: what :meth:`resume` takes back."""
+        return tuple(self._nodes)
+
     def root(self) -> bytes:
         """RFC 9162 MTH of the leaves appended so far."""
         if not self._nodes:

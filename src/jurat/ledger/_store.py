@@ -14,7 +14,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from jurat.errors import LedgerError, TamperError
-from jurat.ledger._append import AppendRequest, append_batch, prepare
+from jurat.ledger._append import AppendRequest, Tip, append_batch, prepare
 from jurat.ledger._backend import Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import sign_checkpoint
 from jurat.ledger._entry import entry_from_row
@@ -123,6 +123,8 @@ class Ledger:
     def __init__(self, backend: Backend, *, checkpoint_path: Path) -> None:
         self._backend = backend
         self._t = backend.tables
+        self._sql = backend.commit_sql
+        self._tip: Tip | None = None
         self.checkpoint_path = checkpoint_path
 
     # -- lifecycle -------------------------------------------------------
@@ -190,10 +192,11 @@ class Ledger:
         """
         requests = [prepare(**item) for item in items]
         with _db("appending to the ledger"), self._backend.write() as conn:
-            results = append_batch(conn, self._t, requests)
+            results, tip = append_batch(conn, self._t, self._sql, requests, self._tip)
             for result in results:
                 if isinstance(result, LedgerError):
                     raise result
+        self._tip = tip
         return [r for r in results if isinstance(r, Entry)]
 
     def group_commit(self, *, max_batch: int = 1024) -> GroupCommit:
@@ -210,7 +213,10 @@ class Ledger:
     def _commit(self, requests: list[AppendRequest]) -> list[Entry | LedgerError]:
         """One write transaction for ``requests``; each gets its entry or its own refusal."""
         with _db("appending to the ledger"), self._backend.write() as conn:
-            return append_batch(conn, self._t, requests)
+            results, tip = append_batch(conn, self._t, self._sql, requests, self._tip)
+        # Only now, committed, may the next batch start from this tail (see Tip).
+        self._tip = tip
+        return results
 
     def append_receipt(
         self,
