@@ -11,8 +11,8 @@ JuratError's ``exit_code``); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from contextlib import ExitStack, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from rich.console import Console
@@ -25,7 +25,7 @@ from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
-from jurat.ledger import Ledger, LogSigner, open_ledger
+from jurat.ledger import Ledger, LogSigner, Precheck, open_ledger
 from jurat.models import Campaign, load_campaign
 from jurat.receipts import (
     PrivateKey,
@@ -145,16 +145,18 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:
             ray = (ray_address,) if executor == "ray" else None
-            done, proofs = _run(campaign, inventory, options, ledger, key, telemetry, engine,
-                                console, log.signer, ray=ray)
+            done, proofs, proven = _run(campaign, inventory, options, ledger, key, telemetry,
+                                        engine, console, log.signer, stack, ray=ray)
+            out = wide_console()
+            tally = done.tally
+            # Worker processes write their receipts' proofs meanwhile.
+            health = print_summary(tally, out, campaign)
+            _print_calls(tally, out)
+            proven()
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
                           "run the same command again to resume without resampling")
             return ExitCode.INTERRUPTED
-        out = wide_console()
-        tally = done.tally
-        health = print_summary(tally, out, campaign)
-        _print_calls(tally, out)
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
         if ray is not None:
             out.print(f"executor: ray, {done.processes} {TASK_NAME} tasks at once, each with its "
@@ -206,22 +208,26 @@ def _print_calls(tally: RunTally, out: Console) -> None:
 
 def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: Ledger,
          key: PrivateKey, telemetry: SampleTelemetry | None, engine: Engine, console: Console,
-         signer: LogSigner, *, ray: tuple[str | None] | None = None) -> tuple[Gathered, str]:
+         signer: LogSigner, stack: ExitStack, *, ray: tuple[str | None] | None = None,
+         ) -> tuple[Gathered, str, Callable[[], None]]:
     """The run under a progress bar (artifacts done, samples, errors and spend so far),
-    then one checkpoint and every receipt's proof in it; what was gathered, and the
-    checkpoint file.
+    then one checkpoint and every receipt's proof in it: what was gathered, the checkpoint
+    file, and the wait for the proofs.
 
     Each job's result is counted into the summary as it ends and then dropped, so the run
     keeps its summary and one (entry, file) pair per receipt, never the jobs' votes. A
-    large campaign runs in several processes (runner/_shards.py), started before the bar,
-    which keep their receipts and write their proofs.
+    large campaign runs in several processes (runner/_shards.py), started before the bar
+    and stopped by ``stack``, which keep their receipts and write their proofs while the
+    caller prints the summary.
     """
     # With Ray (``ray``: its address, or None for a local runtime) the cluster runs the
     # jobs (runner/_ray.py); no process is forked here.
     workers = 1 if ray is not None else workers_for(options, campaign, inventory.count)
     # Forked before the bar's refresh thread starts: a fork copies only the calling thread.
-    children = start_workers(campaign, inventory, options, key, workers) if workers > 1 else None
-    with children or nullcontext(), Progress(
+    children = None
+    if workers > 1:
+        children = stack.enter_context(start_workers(campaign, inventory, options, key, workers))
+    with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("samples {task.fields[samples]}  errors {task.fields[errors]}"),
         TextColumn("spend ${task.fields[spend]:.4f}"), TimeElapsedColumn(),
@@ -248,11 +254,18 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                 gathered = run_on_ray(campaign, inventory, options, key, address=ray[0],
                                       on_progress=progressed)
                 write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
-                return gathered, str(ledger.checkpoint_path)
+                return gathered, str(ledger.checkpoint_path), _nothing
             assert children is not None
-            gathered = children.gather(progressed)
-            children.prove(ledger.checkpoint(signer))
-            return gathered, str(ledger.checkpoint_path)
+            # While the workers run, this process checks the entries they append, so that
+            # the checkpoint at the end reads only the last few (ledger/_checkpoint.py).
+            checked: list[Precheck | None] = [None]
+
+            def precheck() -> None:
+                checked[0] = ledger.precheck(checked[0])
+
+            gathered = children.gather(progressed, on_idle=precheck)
+            proven = children.prove(ledger.checkpoint(signer, checked=checked[0]))
+            return gathered, str(ledger.checkpoint_path), proven
 
         gathered = Gathered(RunTally(campaign.policy))
         if not options.quiet:
@@ -272,4 +285,8 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
         with quick_thread_switches():
             asyncio.run(main())
     write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
-    return gathered, str(ledger.checkpoint_path)
+    return gathered, str(ledger.checkpoint_path), _nothing
+
+
+def _nothing() -> None:
+    """The wait for proofs this process already wrote."""

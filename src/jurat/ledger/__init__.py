@@ -43,6 +43,7 @@ At scale (docs/ledger-format.md has the layout; bench/README.md the numbers):
   :meth:`Ledger.append_many` commits a list in one transaction.
 """
 
+from jurat.ledger._checkpoint import Precheck
 from jurat.ledger._group import GroupCommit
 from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
 from jurat.ledger._logkey import (
@@ -94,6 +95,7 @@ __all__ = [
     "Ledger",
     "LedgerReport",
     "LogSigner",
+    "Precheck",
     "CampaignHistory",
     "ReviewSlot",
     "TILE_WIDTH",

@@ -9,6 +9,7 @@ Every ``Ledger.checkpoint()`` also writes the signed note to this file, and
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,12 +23,12 @@ from jurat.ledger._models import Checkpoint
 from jurat.ledger._note import LogSigner, checkpoint_body, parse_unverified_checkpoint
 from jurat.ledger._queries import current_size, now
 from jurat.ledger._tree import range_hash, range_keys
-from jurat.ledger._treestore import read_level, read_nodes, sync_tree
+from jurat.ledger._treestore import current_epoch, read_level, read_nodes, sync_tree
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["read_external", "sign_checkpoint", "write_external"]
+__all__ = ["Precheck", "precheck", "read_external", "sign_checkpoint", "write_external"]
 
 _MAX_NOTE = 64 * 1024
 _BATCH = 1000
@@ -116,7 +117,61 @@ def _new_leaves(conn: Connection, tables: Tables, epoch: int, since: int, size: 
     return leaves
 
 
-def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: Path) -> str:
+@dataclass(frozen=True, slots=True)
+class Precheck:
+    """Entries checked ahead of the checkpoint that signs them (``precheck``).
+
+    Each entry past the last checkpoint must be checked before a root over it is signed;
+    checked while a run is still appending, they need not be read again when it ends.
+    What was checked is kept as a compact range: O(log n), however many entries.
+    """
+
+    since: int
+    """The tree size of the last checkpoint when the checking began."""
+    epoch: int
+    """The stored tree's epoch the entries' leaves were compared with."""
+    base: tuple[bytes, ...]
+    """The compact range of the first ``since`` leaves, from the stored tree: the sign
+    step compares it with the one the last checkpoint's root vouches for."""
+    size: int
+    """Entries ``since … size - 1`` are checked."""
+    roots: tuple[bytes, ...]
+    """The compact range of the first ``size`` leaves."""
+
+    def continues(self, since: int, epoch: int, base: list[bytes], size: int) -> bool:
+        """Whether the checkpoint about to be signed can start from here."""
+        return (self.since, self.epoch, self.base) == (since, epoch, tuple(base)) and (
+            self.size <= size)
+
+
+def precheck(conn: Connection, tables: Tables, prior: Precheck | None = None) -> Precheck:
+    """Check the entries appended since the last checkpoint (or since ``prior``) as signing
+    would (``_new_leaves``), without the write lock: committed entries never change, and a
+    change made by tampering afterwards either fails the sign step's comparison with the
+    stored tree or is caught by the signed root it would contradict.
+    """
+    c = tables.checkpoints
+    last = conn.execute(select(c.c.tree_size).order_by(c.c.id.desc()).limit(1)).first()
+    since = 0 if last is None else int(last.tree_size)
+    size = current_size(conn, tables.entries)
+    epoch = current_epoch(conn, tables.tree)
+    keys = range_keys(0, since)
+    nodes = read_nodes(conn, tables.tree, epoch, set(keys))
+    try:
+        base = [nodes[k] for k in keys]
+    except KeyError as exc:
+        raise TamperError(f"the Merkle tree node for a root at size {since} is missing") from exc
+    if prior is not None and prior.continues(since, epoch, base, size):
+        start, rng = prior.size, CompactRange.resume(prior.size, prior.roots)
+    else:
+        start, rng = since, CompactRange.resume(since, base)
+    for leaf in _new_leaves(conn, tables, epoch, start, size):
+        rng.append(leaf)
+    return Precheck(since, epoch, tuple(base), size, rng.roots())
+
+
+def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: Path,
+                    checked: Precheck | None = None) -> str:
     """Sign the tree head, insert the checkpoint row and write ``path``; return the note.
 
     Runs inside the ledger's write transaction, so no entry is appended
@@ -127,7 +182,9 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     Costs O(k + log n) for k entries since the last checkpoint: the earlier
     entries are vouched for by the last checkpoint's root, which the stored
     tree must reproduce, and the signed root is that checkpoint's compact
-    range extended with the k newly checked leaves.
+    range extended with the k newly checked leaves. With ``checked`` (a
+    ``precheck`` of this ledger since that checkpoint), only the entries past
+    it are read.
     """
     c = tables.checkpoints
     # Read under the lock: another checkpointer may have just moved it.
@@ -153,7 +210,6 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
     tail = None if size == 0 else _tail_leaf(conn, tables, size)
     tree = sync_tree(conn, tables, size, tail)
     since = 0 if last is None else int(last.tree_size)
-    leaves = _new_leaves(conn, tables, tree.epoch, since, size)
     sizes = {a[0] for a in anchors} | {since}
     nodes = read_nodes(conn, tables.tree, tree.epoch, {k for s in sizes for k in range_keys(0, s)})
     for anchor_size, anchor_root, where in anchors:
@@ -164,8 +220,12 @@ def sign_checkpoint(conn: Connection, tables: Tables, signer: LogSigner, path: P
             )
     # The signed root comes from the entries themselves past the last
     # signed size, not from stored interior nodes no root has vouched for.
-    rng = CompactRange.resume(since, [nodes[k] for k in range_keys(0, since)])
-    for leaf in leaves:
+    base = [nodes[k] for k in range_keys(0, since)]
+    if checked is not None and checked.continues(since, tree.epoch, base, size):
+        start, rng = checked.size, CompactRange.resume(checked.size, checked.roots)
+    else:
+        start, rng = since, CompactRange.resume(since, base)
+    for leaf in _new_leaves(conn, tables, tree.epoch, start, size):
         rng.append(leaf)
     root = rng.root()
     if root != tree.range.root():

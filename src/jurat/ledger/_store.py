@@ -16,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from jurat.errors import LedgerError, TamperError
 from jurat.ledger._append import AppendRequest, Tip, append_batch, prepare
 from jurat.ledger._backend import Backend, default_checkpoint_path
-from jurat.ledger._checkpoint import sign_checkpoint
+from jurat.ledger._checkpoint import Precheck, precheck, sign_checkpoint
 from jurat.ledger._entry import entry_from_row
 from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
 from jurat.ledger._group import GroupCommit
@@ -362,15 +362,30 @@ class Ledger:
             row = conn.execute(select(c.c.note).order_by(c.c.id.desc()).limit(1)).first()
         return None if row is None else parse_unverified_checkpoint(row.note)
 
-    def checkpoint(self, signer: LogSigner) -> str:
+    def checkpoint(self, signer: LogSigner, *, checked: Precheck | None = None) -> str:
         """Sign the current tree head, store it, write it to the checkpoint file; return the note.
 
         Refuses (TamperError) when the database no longer reaches the last
         stored or external checkpoint, so a restored or rewritten database is
-        never re-signed.
+        never re-signed. ``checked``: a :meth:`precheck` of this ledger, whose
+        entries are then not read again.
         """
         with _db("writing a checkpoint"), self._backend.write() as conn:
-            return sign_checkpoint(conn, self._t, signer, self.checkpoint_path)
+            return sign_checkpoint(conn, self._t, signer, self.checkpoint_path, checked)
+
+    def precheck(self, prior: Precheck | None = None) -> Precheck | None:
+        """Check the entries the next :meth:`checkpoint` will sign, those appended since
+        the last one (or since ``prior``), while other writers may still append: a run's
+        parent process does this while its workers run, so that the checkpoint at the end
+        reads only the last few. None when they cannot be checked now (the tree being
+        rebuilt under a concurrent writer, or anything wrong): the checkpoint then checks
+        every entry itself, and refuses what is wrong.
+        """
+        try:
+            with self._backend.read() as conn:
+                return precheck(conn, self._t, prior)
+        except (LedgerError, SQLAlchemyError):
+            return None
 
     def inclusion_proof(self, seq: int, tree_size: int | None = None) -> InclusionProof:
         """RFC 9162 inclusion proof of entry ``seq`` in the tree of ``tree_size`` (default: all).

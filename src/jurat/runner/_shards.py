@@ -84,6 +84,8 @@ def quick_thread_switches() -> Iterator[None]:
 
 #: How often a worker tells the parent how far it got (the progress bar's steps).
 PROGRESS_EVERY_S = 0.1
+#: How often the parent does its own work while the workers run (``Workers.gather``).
+IDLE_EVERY_S = 0.5
 
 #: Artifacts per worker below which ``--workers``' default starts no more processes: a
 #: small campaign finishes before another process would have imported anything.
@@ -247,12 +249,15 @@ class Workers:
         for process in self._children.values():
             process.join()
 
-    def gather(self, on_progress: OnProgress) -> Gathered:
+    def gather(self, on_progress: OnProgress,
+               on_idle: Callable[[], None] | None = None) -> Gathered:
         """Wait for every worker's jobs, passing on their progress; return what they
         gathered, but for the receipts, which each worker keeps for ``prove``.
 
-        Raises JuratError when a worker fails or dies (the others are stopped first) and
-        KeyboardInterrupt when interrupted.
+        ``on_idle`` is called every ``IDLE_EVERY_S`` meanwhile: this process has little
+        else to do while the workers run (the command line checks the entries the
+        checkpoint will sign, ``Ledger.precheck``). Raises JuratError when a worker fails
+        or dies (the others are stopped first) and KeyboardInterrupt when interrupted.
         """
         merged = Gathered(RunTally(self._campaign.policy), processes=len(self._children))
 
@@ -263,26 +268,39 @@ class Workers:
             merged.merge(message[1])
             return True
 
-        self._until("done", received)
+        self._until("done", received, on_idle)
         return merged
 
-    def prove(self, note: str) -> None:
-        """Have every worker write its receipts' proofs in the checkpoint ``note``, and
-        wait for them; raises as ``gather`` does."""
+    def prove(self, note: str) -> Callable[[], None]:
+        """Have every worker write its receipts' proofs in the checkpoint ``note``; returns
+        the wait for them (which raises as ``gather`` does), so that this process can
+        print the run's summary meanwhile."""
         for conn in self._children:
             conn.send(("prove", note))
-        self._until("proved", lambda message: True)
-        self.stop()
 
-    def _until(self, last: str, received: Callable[[tuple[Any, ...]], bool]) -> None:
+        def proven() -> None:
+            self._until("proved", lambda message: True)
+            self.stop()
+
+        return proven
+
+    def _until(self, last: str, received: Callable[[tuple[Any, ...]], bool],
+               on_idle: Callable[[], None] | None = None) -> None:
         """Pass each worker's messages to ``received`` until it returns True for the
-        worker's ``last`` message; stop every worker and raise on a failure or interrupt."""
+        worker's ``last`` message, calling ``on_idle`` every ``IDLE_EVERY_S``; stop every
+        worker and raise on a failure or interrupt."""
         pending = dict(self._children)
         failure: str | None = None
         interrupted = False
+        idle_at = time.monotonic() + IDLE_EVERY_S
         try:
             while pending and failure is None and not interrupted:
-                for ready in wait(list(pending)):
+                timeout = None if on_idle is None else max(0.0, idle_at - time.monotonic())
+                ready_now = wait(list(pending), timeout)
+                if on_idle is not None and time.monotonic() >= idle_at:
+                    on_idle()
+                    idle_at = time.monotonic() + IDLE_EVERY_S
+                for ready in ready_now:
                     assert isinstance(ready, Connection)
                     name = pending[ready].name
                     try:
