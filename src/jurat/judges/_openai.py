@@ -121,7 +121,8 @@ class OpenAICompatJudge(SDKJudge):
         third of the work of serialising a request."""
         name, schema = call.prompt.schema_name, call.prompt.json_schema
         cached = self._formats.get(name)
-        if cached is None or cached[0] is not schema:
+        # Equal, not the same: each prompt record holds its own copy of the schema.
+        if cached is None or cached[0] != schema:
             text = json.dumps({"type": "json_schema",
                                "json_schema": {"name": name, "schema": schema, "strict": False}})
             cached = self._formats[name] = (schema, text)
