@@ -70,6 +70,46 @@ async def test_content_length_keep_alive_reuses_one_connection(client: httpx2.As
     assert len(conns) == 1
 
 
+class _Foreign:
+    """A transport as uvloop's are (the loop of Ray's workers and of uvicorn when uvloop is
+    installed): asyncio.Transport's methods, without subclassing it."""
+
+    def __init__(self, inner: asyncio.BaseTransport) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+async def test_a_transport_that_only_behaves_like_asyncio_s_is_used(
+        client: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = asyncio.get_running_loop()
+    real = loop.create_connection
+    handed: list[object] = []
+
+    async def create_connection(factory: Callable[[], asyncio.Protocol], *args: object,
+                                **kwargs: object) -> tuple[object, asyncio.Protocol]:
+        def foreign() -> asyncio.Protocol:
+            protocol = factory()
+            made = protocol.connection_made
+
+            def connection_made(transport: asyncio.BaseTransport) -> None:
+                handed.append(_Foreign(transport))
+                made(handed[-1])  # type: ignore[arg-type]
+
+            protocol.connection_made = connection_made  # type: ignore[method-assign]
+            return protocol
+
+        return await real(foreign, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "create_connection", create_connection)
+    server, port, _ = await serve(lambda head: [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"])
+    async with server:
+        response = await client.post(f"http://127.0.0.1:{port}/v1/x", content=b"{}")
+    assert (response.status_code, response.content) == (200, b"ok")
+    assert len(handed) == 1 and not isinstance(handed[0], asyncio.Transport)
+
+
 async def test_chunked_interim_and_split_writes(client: httpx2.AsyncClient) -> None:
     body = [
         b"HTTP/1.1 100 Continue\r\n\r\n",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import select
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 
@@ -71,8 +71,10 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = True
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # Not an isinstance check: uvloop's transports (the loop Ray's workers and uvicorn
+        # run when uvloop is installed) implement asyncio.Transport without subclassing it,
+        # and the check failed every call there as a connection error.
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
