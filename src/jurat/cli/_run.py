@@ -253,8 +253,7 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
             if ray is not None:
                 gathered = run_on_ray(campaign, inventory, options, key, address=ray[0],
                                       on_progress=progressed)
-                write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
-                return gathered, str(ledger.checkpoint_path), _nothing
+                return _proven_here(ledger, signer, gathered)
             assert children is not None
             # While the workers run, this process checks the entries they append, so that
             # the checkpoint at the end reads only the last few (ledger/_checkpoint.py).
@@ -284,9 +283,12 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
 
         with quick_thread_switches():
             asyncio.run(main())
+    return _proven_here(ledger, signer, gathered)
+
+
+def _proven_here(ledger: Ledger, signer: LogSigner,
+                 gathered: Gathered) -> tuple[Gathered, str, Callable[[], None]]:
+    """Sign the checkpoint and write every receipt's proof in this process: ``_run``'s
+    result, with nothing left to wait for."""
     write_proofs(ledger, gathered.receipts, ledger.checkpoint(signer))
-    return gathered, str(ledger.checkpoint_path), _nothing
-
-
-def _nothing() -> None:
-    """The wait for proofs this process already wrote."""
+    return gathered, str(ledger.checkpoint_path), lambda: None
