@@ -226,7 +226,8 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
     # Forked before the bar's refresh thread starts: a fork copies only the calling thread.
     children = None
     if workers > 1:
-        children = stack.enter_context(start_workers(campaign, inventory, options, key, workers))
+        children = stack.enter_context(
+            start_workers(campaign, inventory, options, key, workers, ledger))
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("samples {task.fields[samples]}  errors {task.fields[errors]}"),

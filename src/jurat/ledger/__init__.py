@@ -41,6 +41,9 @@ At scale (docs/ledger-format.md has the layout; bench/README.md the numbers):
   runs on a worker thread, so the event loop never waits on fsync.
   :meth:`Ledger.append` (one transaction per call) is unchanged, and
   :meth:`Ledger.append_many` commits a list in one transaction.
+* A run's worker processes append through ``remote_group_commit(sock)``: the
+  parent's ``AppendServer`` commits every worker's waiting batches in one
+  transaction, so the workers run no commit thread (``_remote``).
 """
 
 from jurat.ledger._checkpoint import Precheck
@@ -77,12 +80,14 @@ from jurat.ledger._models import (
     ReviewSlot,
 )
 from jurat.ledger._note import LogSigner, parse_checkpoint
+from jurat.ledger._remote import AppendServer, remote_group_commit
 from jurat.ledger._store import Ledger, open_ledger
 from jurat.ledger._tiles import TILE_WIDTH, Tile, tile_path, tiles_for_size
 from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
 
 __all__ = [
     "ENTRY_KINDS",
+    "AppendServer",
     "Checkpoint",
     "ConsistencyProof",
     "Entry",
@@ -117,6 +122,7 @@ __all__ = [
     "open_ledger",
     "parse_checkpoint",
     "receipt_payload",
+    "remote_group_commit",
     "tile_path",
     "tiles_for_size",
     "verify_consistency",

@@ -3,12 +3,17 @@
 ``async with ledger.group_commit() as log: entry = await log.append(...)``
 
 Each ``append`` is checked on the caller's task and queued. One writer task
-takes everything queued so far (up to ``max_batch``), writes it in one
-transaction on a dedicated thread, and only after that transaction has
-committed resolves each caller's future: a caller resumes once its entry is
-durable, exactly as with :meth:`Ledger.append`, and the event loop never
-waits on the commit's fsync. While one batch commits, the next one gathers,
-so under load the batch size follows the commit latency without any timer.
+takes everything queued so far (up to ``max_batch``), hands it to its
+committer, and only after that transaction has committed resolves each
+caller's future: a caller resumes once its entry is durable, exactly as with
+:meth:`Ledger.append`, and the event loop never waits on the commit's fsync.
+While one batch commits, the next one gathers, so under load the batch size
+follows the commit latency without any timer.
+
+Two committers: ``ThreadCommitter`` writes the transaction on a dedicated
+thread of this process (``Ledger.group_commit``); ``RemoteCommitter``
+(``_remote``) sends the batch to the process that writes the ledger for a
+run's workers and waits for its answer (``remote_group_commit``).
 
 A crash loses at most the batch being committed, none of whose callers has
 resumed; the database's transaction makes that batch all or nothing, so
@@ -23,7 +28,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jurat.errors import LedgerError
 from jurat.ledger._append import AppendRequest, prepare
@@ -33,26 +38,56 @@ from jurat.ledger._models import Entry, ReviewSlot
 if TYPE_CHECKING:
     from jurat.ledger._store import Ledger
 
-__all__ = ["GroupCommit"]
+__all__ = ["Committer", "GroupCommit", "ThreadCommitter"]
 
 _Pending = tuple[AppendRequest, "asyncio.Future[Entry]"]
 
 
-class GroupCommit:
-    """Concurrent durable appends sharing transactions; open with :meth:`Ledger.group_commit`."""
+class Committer(Protocol):
+    """Writes one batch in one transaction; each request gets its entry or its refusal.
 
-    def __init__(self, ledger: Ledger, *, max_batch: int = 1024) -> None:
+    ``commit`` is awaited by one task at a time, batch after batch; an exception fails
+    the whole batch (nothing of it was committed, or its outcome is unknown).
+    """
+
+    async def commit(self, requests: list[AppendRequest]) -> list[Entry | LedgerError]: ...
+
+    async def aclose(self) -> None:
+        """Let a commit in progress finish, then release what the committer holds."""
+
+
+class ThreadCommitter:
+    """Commits through ``Ledger._commit`` on a thread of its own."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        # One thread: batches commit in order, and a commit never waits for
+        # the default executor's threads, which the caller may keep busy.
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="jurat-ledger-commit")
+
+    async def commit(self, requests: list[AppendRequest]) -> list[Entry | LedgerError]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._ledger._commit, requests)
+
+    async def aclose(self) -> None:
+        # The writer was cancelled while a commit ran on the thread: let that commit
+        # finish before the ledger closes.
+        self._executor.shutdown(wait=True)
+
+
+class GroupCommit:
+    """Concurrent durable appends sharing transactions; open with :meth:`Ledger.group_commit`
+    (or ``remote_group_commit`` in a run's worker process)."""
+
+    def __init__(self, committer: Committer, *, max_batch: int = 1024) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
-        self._ledger = ledger
+        self._committer = committer
         self._max_batch = max_batch
         self._queue: list[_Pending] = []
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
-        # One thread: batches commit in order, and a commit never waits for
-        # the default executor's threads, which the caller may keep busy.
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="jurat-ledger-commit")
         self.batches = 0
         """Transactions committed so far."""
         self.appended = 0
@@ -83,9 +118,7 @@ class GroupCommit:
                 if not task.cancelled() and task.exception() is not None:
                     raise LedgerError("group commit writer failed") from task.exception()
         finally:
-            # The writer has returned, or was cancelled while a commit ran on
-            # the thread: let that commit finish before the ledger closes.
-            self._executor.shutdown(wait=True)
+            await self._committer.aclose()
 
     async def append(
         self,
@@ -130,7 +163,6 @@ class GroupCommit:
         )
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         batch: list[_Pending] = []
         try:
             while True:
@@ -141,9 +173,7 @@ class GroupCommit:
                     del self._queue[: self._max_batch]
                     requests = [request for request, _ in batch]
                     try:
-                        results = await loop.run_in_executor(
-                            self._executor, self._ledger._commit, requests
-                        )
+                        results = await self._committer.commit(requests)
                     except Exception as exc:  # noqa: BLE001 - handed to every caller of the batch
                         results = [_batch_failed(exc) for _ in batch]
                     self.batches += 1

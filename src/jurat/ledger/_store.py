@@ -19,7 +19,7 @@ from jurat.ledger._backend import Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import Precheck, precheck, sign_checkpoint
 from jurat.ledger._entry import entry_from_row
 from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
-from jurat.ledger._group import GroupCommit
+from jurat.ledger._group import GroupCommit, ThreadCommitter
 from jurat.ledger._jobs import decode_receipt, receipt_payload
 from jurat.ledger._models import (
     CampaignHistory,
@@ -208,12 +208,17 @@ class Ledger:
         committed, and the commit runs on a worker thread, never on the event
         loop. See :class:`GroupCommit`.
         """
-        return GroupCommit(self, max_batch=max_batch)
+        return GroupCommit(ThreadCommitter(self), max_batch=max_batch)
 
-    def _commit(self, requests: list[AppendRequest]) -> list[Entry | LedgerError]:
-        """One write transaction for ``requests``; each gets its entry or its own refusal."""
+    def _commit(
+        self, requests: list[AppendRequest], *, payloads: bool = True
+    ) -> list[Entry | LedgerError]:
+        """One write transaction for ``requests``; each gets its entry or its own refusal
+        (``payloads``: see ``append_batch``)."""
         with _db("appending to the ledger"), self._backend.write() as conn:
-            results, tip = append_batch(conn, self._t, self._sql, requests, self._tip)
+            results, tip = append_batch(
+                conn, self._t, self._sql, requests, self._tip, payloads=payloads
+            )
         # Only now, committed, may the next batch start from this tail (see Tip).
         self._tip = tip
         return results

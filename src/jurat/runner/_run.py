@@ -436,7 +436,8 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
                              key: PrivateKey, progress: Progress,
                              telemetry: SampleTelemetry | None = None,
                              engine: Engine | None = None, checked: Inventory | None = None,
-                             on_result: OnResult | None = None) -> list[JobResult]:
+                             on_result: OnResult | None = None,
+                             appends: GroupCommit | None = None) -> list[JobResult]:
     """Evaluate every artifact; ``preflight`` for all of them happens before anything is
     sent or written (``checked``: the caller already ran it and this is what it returned).
 
@@ -448,13 +449,15 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     it preflighted); without it, the run opens one and closes it before returning,
     whatever happens. An engine with a ``share`` (k, n) runs only the artifacts whose
     place in the campaign is k modulo n: one of n processes sharing the run
-    (runner/_shards.py).
+    (runner/_shards.py). ``appends``: the group commit every write goes through, not yet
+    opened (a worker's ``remote_group_commit``); default, the ledger's own.
     """
     if engine is None:
         async with Engine() as own:
             return await run_campaign_async(
                 campaign, options, ledger=ledger, key=key, progress=progress,
-                telemetry=telemetry, engine=own, checked=checked, on_result=on_result)
+                telemetry=telemetry, engine=own, checked=checked, on_result=on_result,
+                appends=appends)
     inventory = checked if checked is not None else preflight(campaign, engine)
     options.out_dir.mkdir(parents=True, exist_ok=True)
     kept: list[tuple[int, JobResult]] = []
@@ -462,7 +465,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     shard, shards = engine.share
     limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake, shards)
     history = ledger.campaign_history(campaign.id)
-    async with ledger.group_commit() as log:
+    async with appends or ledger.group_commit() as log:
         runner = JobRunner(campaign, options, ledger=ledger, log=log, key=key,
                          progress=progress, telemetry=telemetry, engine=engine,
                          history=history)

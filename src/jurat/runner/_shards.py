@@ -10,10 +10,12 @@ declares, and the endpoint sees the same concurrency as from one process.
 
 What stays true with several processes:
 
-- every worker writes to the same ledger, each through its own group commit; the
-  database's write lock (SQLite ``BEGIN IMMEDIATE``, PostgreSQL ``LOCK TABLE``) orders
-  them, so the chain and the tree stay one and gap-free, and a vote is durable before
-  its fold exactly as in one process;
+- the parent writes the ledger for every worker (ledger/_remote.py): a worker's group
+  commit sends its batches to the parent, which commits the batches waiting from all
+  workers in one transaction and answers each; a worker's append returns once its entry
+  is committed, so a vote is durable before its fold exactly as in one process, and the
+  chain and the tree stay one and gap-free. The workers read the ledger themselves
+  (their jobs' histories, review slots, the proofs);
 - an artifact is in exactly one worker's part, so it has one job and one receipt;
 - the parent keeps the summary (each worker's ``RunTally``, merged) and signs the one
   checkpoint; then each worker writes its own receipts' proofs in it (two cores for the
@@ -31,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import socket
 import sys
 import threading
 import time
@@ -43,7 +46,7 @@ from typing import Any
 
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine
-from jurat.ledger import open_ledger
+from jurat.ledger import AppendServer, Ledger, open_ledger, remote_group_commit
 from jurat.models import Campaign
 from jurat.receipts import PrivateKey
 from jurat.runner._datasets import Inventory
@@ -152,9 +155,14 @@ def usable_workers(requested: int, campaign: Campaign, artifacts: int) -> int:
     return max(1, min(requested, artifacts, *limits))
 
 
-def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
-            inventory: Inventory, options: RunOptions, key: PrivateKey) -> None:
-    """Run worker ``shard``'s part and send its progress, then what it gathered."""
+def _worker(conn: Connection, writer: AppendServer, appends: socket.socket, shard: int,
+            shards: int, campaign: Campaign, inventory: Inventory, options: RunOptions,
+            key: PrivateKey) -> None:
+    """Run worker ``shard``'s part and send its progress, then what it gathered; its
+    appends go to the parent's ``writer`` over ``appends``."""
+    # The copies of the writer's ends this fork inherited: with them open here, another
+    # worker would not see the parent go.
+    writer.close()
     gathered = Gathered(RunTally(campaign.policy))
     counters = Counters()
     sent = [0, 0, 0, 0.0]  # what the parent was told: jobs ended, samples, errors, spend
@@ -181,7 +189,8 @@ def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
             with open_ledger(options.ledger_url) as ledger:
                 await run_campaign_async(
                     campaign, options, ledger=ledger, key=key, progress=counters,
-                    engine=engine, checked=inventory, on_result=ended)
+                    engine=engine, checked=inventory, on_result=ended,
+                    appends=remote_group_commit(appends))
 
     try:
         with quick_thread_switches():
@@ -208,32 +217,38 @@ def _worker(conn: Connection, shard: int, shards: int, campaign: Campaign,
 
 
 def start_workers(campaign: Campaign, inventory: Inventory, options: RunOptions,
-                  key: PrivateKey, workers: int) -> Workers:
+                  key: PrivateKey, workers: int, ledger: Ledger) -> Workers:
     """Fork ``workers`` processes that run the campaign, worker k the artifacts at places
-    k modulo ``workers``; ``Workers.gather`` waits for them.
+    k modulo ``workers``; ``Workers.gather`` waits for them and commits their appends to
+    ``ledger`` (this process's, open) meanwhile.
 
     Call it before starting any thread (a progress bar's included): a fork copies only
     the calling thread.
     """
     context = multiprocessing.get_context("fork")
+    writer = AppendServer(ledger)
     children: dict[Connection, BaseProcess] = {}
     for shard in range(workers):
         theirs, ours = context.Pipe()
+        appends = writer.channel()
         process = context.Process(
             target=_worker, name=f"jurat worker {shard + 1} of {workers}", daemon=True,
-            args=(ours, shard, workers, campaign, inventory, options, key))
+            args=(ours, writer, appends, shard, workers, campaign, inventory, options, key))
         process.start()
         ours.close()
+        appends.close()
         children[theirs] = process
-    return Workers(campaign, children)
+    return Workers(campaign, children, writer)
 
 
 class Workers:
     """The worker processes of one run; leaving ``with`` stops any still running."""
 
-    def __init__(self, campaign: Campaign, children: dict[Connection, BaseProcess]) -> None:
+    def __init__(self, campaign: Campaign, children: dict[Connection, BaseProcess],
+                 writer: AppendServer) -> None:
         self._campaign = campaign
         self._children = children
+        self._writer = writer
 
     def __enter__(self) -> Workers:
         return self
@@ -248,6 +263,7 @@ class Workers:
                 process.terminate()
         for process in self._children.values():
             process.join()
+        self._writer.close()
 
     def gather(self, on_progress: OnProgress,
                on_idle: Callable[[], None] | None = None) -> Gathered:
@@ -296,12 +312,15 @@ class Workers:
         try:
             while pending and failure is None and not interrupted:
                 timeout = None if on_idle is None else max(0.0, idle_at - time.monotonic())
-                ready_now = wait(list(pending), timeout)
+                ready_now = wait([*pending, *self._writer.sockets], timeout)
+                # The workers' appends first: their jobs wait on them.
+                self._writer.serve([r for r in ready_now if isinstance(r, socket.socket)])
                 if on_idle is not None and time.monotonic() >= idle_at:
                     on_idle()
                     idle_at = time.monotonic() + IDLE_EVERY_S
                 for ready in ready_now:
-                    assert isinstance(ready, Connection)
+                    if not isinstance(ready, Connection):
+                        continue
                     name = pending[ready].name
                     try:
                         message = ready.recv()
