@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -179,13 +180,16 @@ def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str
     return result
 
 
-def measure_run(args: argparse.Namespace, workers: int | None = None) -> dict[str, Any]:
+def measure_run(args: argparse.Namespace, root: Path,
+                workers: int | None = None) -> dict[str, Any]:
+    """One measured run in a new directory under ``root``, which the caller deletes only
+    after its last run (see ``main``)."""
     calls = args.artifacts * args.samples
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(
-            echo_judge, latency_ms=args.latency_ms, process=True) as server:
+    work = Path(tempfile.mkdtemp(dir=root))
+    with FakeOpenAI(echo_judge, latency_ms=args.latency_ms, process=True) as server:
         before = server.requests
         server_cpu = orchestration._proc_cpu(server.pid)
-        result = run_jurat(Path(tmp), server.url, artifacts=args.artifacts,
+        result = run_jurat(work, server.url, artifacts=args.artifacts,
                            samples=args.samples, ledger=args.ledger, profile=args.profile,
                            workers=workers)
         result["server_cpu"] = orchestration._proc_cpu(server.pid) - server_cpu
@@ -330,16 +334,34 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="whole runs to measure; the table shows the median (default 3)")
     args = parser.parse_args()
+    print(f"jurat run: {args.artifacts} artifacts x {args.samples} samples = "
+          f"{args.artifacts * args.samples} calls, {args.latency_ms:g} ms, {CONCURRENCY} "
+          f"connections, {args.ledger} ledger", flush=True)
+    # jurat's modules from cached bytecode, as in any installed copy (an environment with
+    # PYTHONDONTWRITEBYTECODE set, as this machine's sessions have, would otherwise
+    # compile every module at every start-up: a tenth of a second here).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
+    # Every run's files are kept until the last run has been measured: this machine's ext4
+    # has no journal, and without one ext4 skips every inode freed in the last minute or
+    # more when it creates a file (``recently_deleted``), so the 4,000 files a run leaves,
+    # deleted just before the next run, made that run's file creations cost a second of
+    # system CPU more (bench/README.md, "Whole runs").
+    root = Path(tempfile.mkdtemp(prefix="jurat-bench-e2e-"))
+    try:
+        return _measure_all(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _measure_all(args: argparse.Namespace, root: Path) -> int:
     limit = CONCURRENCY / (args.latency_ms / 1000)
     calls = args.artifacts * args.samples
     profile, args.profile = args.profile, None
-    print(f"jurat run: {args.artifacts} artifacts x {args.samples} samples = {calls} calls, "
-          f"{args.latency_ms:g} ms, {CONCURRENCY} connections, {args.ledger} ledger", flush=True)
     load = os.getloadavg()
     # The machine is shared and one run varies by a few percent: the median of several.
     runs = []
     for _ in range(max(1, args.repeat)):
-        runs.append(measure_run(args))
+        runs.append(measure_run(args, root))
         last = runs[-1]
         print(f"  {last['wall']:.2f} s, {calls / last['wall']:,.0f} calls/s, "
               f"{1000 * last['cpu'] / calls:.3f} ms CPU/call, peak RSS "
@@ -349,7 +371,7 @@ def main() -> int:
     walls = ", ".join(f"{r['wall']:.2f}" for r in runs)
     single = None
     if run["processes"] > 1 and not args.no_single:
-        single = measure_run(args, workers=1)
+        single = measure_run(args, root, workers=1)
         print(f"  --workers 1: {calls / single['wall']:,.0f} calls/s", flush=True)
     rows: dict[str, dict[str, Any]] = {}
     if not args.no_baseline:
@@ -407,7 +429,7 @@ def main() -> int:
     if profile is not None:
         args.profile = profile
         print(f"profiling a second run into {profile} …", flush=True)
-        measure_run(args)
+        measure_run(args, root)
         print_profile(profile)
     # Only the default workload on the default ledger is the table bench/README.md shows.
     if not args.no_write and (args.artifacts, args.samples, args.ledger) == (2000, 5, "sqlite"):

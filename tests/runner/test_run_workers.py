@@ -272,3 +272,72 @@ def test_merged_tallies_equal_one_tally(tmp_path: Path) -> None:
     assert merged.first_receipt == whole.first_receipt
     assert (merged.drawn_calls, merged.reused_calls) == (whole.drawn_calls, whole.reused_calls)
     assert merged.drawn_cost == whole.drawn_cost
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue  # gone meanwhile
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_workers_stop_when_their_parent_is_killed_and_the_run_resumes(tmp_path: Path) -> None:
+    """The parent writes the workers' ledger entries (ledger/_remote.py): killed, it takes
+    no more, so its orphaned workers stop at their next append instead of judging on; what
+    was acknowledged before the kill is what the resumed run rests on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    n = 60
+    camp = _campaign(tmp_path / "camp", n)
+    camp.write_text(camp.read_text().replace("samples = 3\n", "samples = 3\nlatency_ms = 30\n"))
+    key, _ = keys(tmp_path)
+    db = tmp_path / "l.db"
+    args = ["run", str(camp), "--out", str(tmp_path / "out"), "--ledger", f"sqlite:///{db}",
+            "--key", str(key), "--quiet", "--workers", "2"]
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    proc = subprocess.Popen([sys.executable, "-m", "jurat", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(entries(db, "receipt")) < 6:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    assert len(workers) == 2, workers
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers), "orphaned workers went on judging"
+    before = {(e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"]):
+              e.payload["vote"] for e in entries(db, "sample_recorded")}
+    assert 6 * 5 <= len(before) < n * 5, "the kill should land mid-run"
+    r = jurat(*args, cwd=tmp_path)
+    assert r.returncode in (0, 1, 2), r.stdout + r.stderr
+    after = entries(db, "sample_recorded")
+    drawn = Counter((e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"])
+                    for e in after)
+    assert len(drawn) == n * 5 and set(drawn.values()) == {1}  # nothing sampled twice
+    for e in after:
+        k = (e.job_id, e.payload["vote"]["judge"], e.payload["vote"]["sample"])
+        if k in before:
+            assert e.payload["vote"] == before[k]
+    assert sorted(Counter(e.artifact_id for e in entries(db, "receipt")).values()) == [1] * n

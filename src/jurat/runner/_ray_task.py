@@ -157,8 +157,6 @@ def run_task(campaign: Campaign, task: TaskInput) -> TaskOutput:
                 except BaseExceptionGroup as failed:
                     # The driver reports one error, as a run in one process does.
                     raise failed.exceptions[0] from None
-                finally:
-                    runner.close()
 
     try:
         with quick_thread_switches():

@@ -30,7 +30,6 @@ import asyncio
 import math
 from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,7 +146,7 @@ class RunOptions:
 
 class JobRunner:
     """One run's jobs, sharing its ledger, key, telemetry and engine (``jurat run``'s, or a
-    service's: ``run_one`` per artifact; ``close`` when done)."""
+    service's: ``run_one`` per artifact)."""
 
     def __init__(self, campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                  log: GroupCommit, key: PrivateKey, progress: Progress,
@@ -170,9 +169,6 @@ class JobRunner:
         self.history = history
         """The campaign's jobs and receipts in the ledger when the run started; None: read
         each job's own (a job in neither set has nothing to resume or supersede)."""
-        # Receipt files are written on their own thread: creating a file costs the kernel
-        # up to a millisecond here, which the event loop would otherwise wait out.
-        self.files = ThreadPoolExecutor(1, thread_name_prefix="jurat-receipt-files")
 
     async def _append(self, kind: EntryKind, job: str, artifact: Artifact,
                       payload: dict[str, JsonValue]) -> Entry:
@@ -294,8 +290,9 @@ class JobRunner:
         entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
                                               artifact_id=artifact.id, review=slot)
         path = self._out_path(artifact)
-        await asyncio.get_running_loop().run_in_executor(self.files, _write_receipt, path,
-                                                         signed)
+        # On the event loop: a thread of its own for the files cost more in handoffs of the
+        # interpreter's lock than the writes themselves (bench/README.md, "Whole runs").
+        _write_receipt(path, signed)
         fresh = {(v.judge, v.criterion, v.sample) for v in drawn}
         earlier = [v for v in votes if (v.judge, v.criterion, v.sample) not in fresh]
         return JobResult(
@@ -306,10 +303,6 @@ class JobRunner:
             judges_skipped=skipped, reference_detail=checked.reference_detail,
             receipt_seq=entry.seq,
         )
-
-    def close(self) -> None:
-        """Wait for the receipt files being written; the runner takes no jobs after."""
-        self.files.shutdown(wait=True)
 
     def _review_slot(self, artifact: Artifact) -> ReviewSlot:
         if self.history is not None and artifact.id not in self.history.receipted:
@@ -353,10 +346,9 @@ def _write_receipt(path: Path, signed: bytes) -> None:
     """Write a receipt, and create its proof file, empty, if there is none yet.
 
     The proof is written once the run's checkpoint is signed (cli/_run.py). Creating a
-    file costs this machine's kernel up to a millisecond, rewriting one a twentieth of
-    that: created here, on the files' thread while the jobs run, the proofs at the end
-    cost only their bytes. An empty proof file says its run has not finished (`jurat
-    verify` says so), as a missing one did before.
+    file costs the kernel many times what rewriting one does: created here while the jobs
+    run, the proofs at the end cost only their bytes. An empty proof file says its run
+    has not finished (`jurat verify` says so), as a missing one did before.
     """
     path.write_bytes(signed)
     try:
@@ -473,9 +465,6 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
         async def job(index: int, artifact: Artifact) -> None:
             deliver(await runner.run_one(artifact), index)
 
-        try:
-            mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
-            await _stream(mine, limit, job)
-        finally:
-            runner.close()
+        mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
+        await _stream(mine, limit, job)
     return [result for _, result in sorted(kept, key=lambda item: item[0])]

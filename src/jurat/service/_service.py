@@ -166,7 +166,6 @@ class Service:
             runner = JobRunner(campaign, RunOptions(out_dir=out, quiet=True), ledger=self.ledger,
                              log=self._log, key=self.key, progress=Progress(), telemetry=None,
                              engine=engine)
-            self._stack.callback(runner.close)
             limit = artifacts_in_flight(campaign.policy, None, campaign.intake)
             self.served[campaign.id] = Served(
                 campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
