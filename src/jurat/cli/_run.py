@@ -43,10 +43,10 @@ from jurat.runner import (
     check_ray_options,
     import_ray,
     preflight,
-    quick_thread_switches,
     run_campaign_async,
     run_on_ray,
     start_workers,
+    tuned_for_jobs,
     wide_console,
     workers_for,
     write_proofs,
@@ -282,7 +282,7 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
                     campaign, options, ledger=ledger, key=key, progress=counters,
                     telemetry=telemetry, engine=engine, checked=inventory, on_result=ended)
 
-        with quick_thread_switches():
+        with tuned_for_jobs():
             asyncio.run(main())
     return _proven_here(ledger, signer, gathered)
 

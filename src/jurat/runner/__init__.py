@@ -32,8 +32,8 @@ from jurat.runner._selftest import (
 from jurat.runner._shards import (
     SWITCH_INTERVAL_S,
     Gathered,
-    quick_thread_switches,
     start_workers,
+    tuned_for_jobs,
     workers_for,
 )
 from jurat.runner._summary import JudgeHealth, RunTally, outcome_text, wide_console
@@ -71,7 +71,7 @@ __all__ = [
     "not_passed",
     "outcome_text",
     "preflight",
-    "quick_thread_switches",
+    "tuned_for_jobs",
     "replay_ledger",
     "run_campaign_async",
     "run_on_ray",

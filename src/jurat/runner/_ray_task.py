@@ -32,7 +32,7 @@ from jurat.models import Artifact, Campaign, Frozen
 from jurat.receipts import PrivateKey, receipt_path_for
 from jurat.runner._job import JobResult, Progress
 from jurat.runner._run import JobRunner, RunOptions
-from jurat.runner._shards import Gathered, quick_thread_switches
+from jurat.runner._shards import Gathered, tuned_for_jobs
 from jurat.runner._summary import RunTally
 
 __all__ = ["TaskInput", "TaskOutput", "key_pem", "run_task"]
@@ -159,7 +159,7 @@ def run_task(campaign: Campaign, task: TaskInput) -> TaskOutput:
                     raise failed.exceptions[0] from None
 
     try:
-        with quick_thread_switches():
+        with tuned_for_jobs():
             asyncio.run(main())
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

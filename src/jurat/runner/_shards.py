@@ -31,6 +31,7 @@ judge engine (a connection or an event loop is never shared across a fork).
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import socket
@@ -57,11 +58,12 @@ from jurat.runner._run import RunOptions, run_campaign_async
 from jurat.runner._summary import RunTally
 
 __all__ = [
+    "GC_THRESHOLDS",
     "MIN_ARTIFACTS_PER_WORKER",
     "SWITCH_INTERVAL_S",
     "Gathered",
     "default_workers",
-    "quick_thread_switches",
+    "tuned_for_jobs",
     "Workers",
     "start_workers",
     "usable_workers",
@@ -75,14 +77,30 @@ __all__ = [
 SWITCH_INTERVAL_S = 0.0005
 
 
+#: The cyclic garbage collector's thresholds during a run. A job allocates thousands of
+#: short-lived containers (records, their dumps, the statement), nearly all freed by their
+#: reference counts at once; at Python's default (700, 10, 10) the collector still ran
+#: about 170 times per worker in a run of 1,000 artifacts, 6% of the worker's CPU
+#: (bench/README.md, "Whole runs"). Cyclic garbage waits at most this many more
+#: allocations than frees before it is collected.
+GC_THRESHOLDS = (20_000, 20, 100)
+
+
 @contextmanager
-def quick_thread_switches() -> Iterator[None]:
-    """The interpreter's switch interval at ``SWITCH_INTERVAL_S`` while a run's jobs run."""
-    interval = sys.getswitchinterval()
+def tuned_for_jobs() -> Iterator[None]:
+    """The interpreter's settings while a run's jobs run, restored after: the thread switch
+    interval at ``SWITCH_INTERVAL_S``, the collector at ``GC_THRESHOLDS``, and what was
+    alive before (modules, the campaign, compiled schemas: never garbage) frozen out of
+    its scans."""
+    interval, thresholds = sys.getswitchinterval(), gc.get_threshold()
     sys.setswitchinterval(SWITCH_INTERVAL_S)
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
         sys.setswitchinterval(interval)
 
 #: How often a worker tells the parent how far it got (the progress bar's steps).
@@ -193,7 +211,7 @@ def _worker(conn: Connection, writer: AppendServer, appends: socket.socket, shar
                     appends=remote_group_commit(appends))
 
     try:
-        with quick_thread_switches():
+        with tuned_for_jobs():
             asyncio.run(main())
         # The receipts stay here: once the parent has signed the checkpoint, this worker
         # proves them (``Workers.prove``).
