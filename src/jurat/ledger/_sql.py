@@ -14,7 +14,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, any_, bindparam
-from sqlalchemy.dialects.postgresql import ARRAY
 
 __all__ = ["chunks", "one_of"]
 
@@ -34,6 +33,10 @@ def chunks(conn: Connection, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
 def one_of(conn: Connection, column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
     """``column`` is one of ``values`` (a slice from ``chunks``)."""
     if conn.dialect.name == "postgresql":
+        # Here, not at the top: the dialect's modules are a few hundredths of a second of
+        # every start-up, SQLite ledgers included.
+        from sqlalchemy.dialects.postgresql import ARRAY
+
         keys = bindparam(None, list(values), type_=ARRAY(column.type))
         result: ColumnElement[bool] = column == any_(keys)
         return result
