@@ -10,6 +10,7 @@ import pytest
 from jurat.errors import LedgerError
 from jurat.ledger import Entry, Ledger, LogSigner, ReviewSlot
 
+from . import receipt_batch
 from .conftest import Target
 
 
@@ -161,39 +162,14 @@ def test_receipts_of_one_batch_see_each_other_and_what_is_stored(target: Target)
     """The batch reads the stored receipts once; later receipts of the same batch see the
     earlier ones: a v2 superseding a v1 of the same batch is accepted, the same receipt
     again is the stored entry, another receipt for a job that has one is refused."""
-    import hashlib
-
     with target.open() as ledger:
-        first = ledger.append_receipt("job-0", b"r0", campaign_id="c", artifact_id="a0",
-                                      review=ReviewSlot(version=1))
-        v1 = hashlib.sha256(b"r1").hexdigest()
+        first = receipt_batch.store_first(ledger)
 
         async def run() -> list[Entry | BaseException]:
             async with ledger.group_commit() as log:
-                return await asyncio.gather(
-                    log.append_receipt("job-1", b"r1", campaign_id="c", artifact_id="a",
-                                       review=ReviewSlot(version=1)),
-                    log.append_receipt("job-2", b"r2", campaign_id="c", artifact_id="a",
-                                       review=ReviewSlot(version=2, supersedes=v1)),
-                    log.append_receipt("job-0", b"r0", campaign_id="c", artifact_id="a0",
-                                       review=ReviewSlot(version=1)),
-                    log.append_receipt("job-0", b"other", campaign_id="c", artifact_id="a0",
-                                       review=ReviewSlot(version=1)),
-                    log.append_receipt("job-3", b"r3", campaign_id="c", artifact_id="a",
-                                       review=ReviewSlot(version=2, supersedes=v1)),
-                    return_exceptions=True,
-                )
+                return await receipt_batch.append_batch(log)
 
-        results = asyncio.run(run())
-        assert isinstance(results[0], Entry) and isinstance(results[1], Entry)
-        assert results[1].payload["review_version"] == 2
-        assert isinstance(results[2], Entry) and results[2].seq == first.seq
-        assert isinstance(results[3], LedgerError) and "different receipt" in str(results[3])
-        # v2 was taken a moment earlier in the same batch: the next is v3.
-        assert isinstance(results[4], LedgerError) and "expects version 3" in str(results[4])
-        kinds = [e.kind for e in ledger.entries(after_seq=first.seq)]
-        assert kinds == ["receipt", "supersession", "receipt"]
-        assert ledger.verify().tree_size == ledger.size()  # raises on any break
+        receipt_batch.check_batch(ledger, first, asyncio.run(run()))
 
 
 def test_campaign_history_names_the_jobs_and_the_receipted_artifacts(target: Target) -> None:

@@ -8,7 +8,6 @@ main thread is the writer, serving the channels as the run's parent does.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 from collections.abc import Awaitable, Callable
 from multiprocessing.connection import wait
@@ -22,10 +21,10 @@ from jurat.ledger import (
     Entry,
     GroupCommit,
     LogSigner,
-    ReviewSlot,
     remote_group_commit,
 )
 
+from . import receipt_batch
 from .conftest import Target
 
 Work = Callable[[GroupCommit], Awaitable[Any]]
@@ -103,34 +102,9 @@ def test_receipts_from_a_worker_keep_their_rules(target: Target) -> None:
     (its payload sent back), another receipt for a job that has one and a stale review
     version are each refused alone."""
     with target.open() as ledger:
-        first = ledger.append_receipt("job-0", b"r0", campaign_id="c", artifact_id="a0",
-                                      review=ReviewSlot(version=1))
-        v1 = hashlib.sha256(b"r1").hexdigest()
-
-        async def work(log: GroupCommit) -> list[Entry | BaseException]:
-            return await asyncio.gather(
-                log.append_receipt("job-1", b"r1", campaign_id="c", artifact_id="a",
-                                   review=ReviewSlot(version=1)),
-                log.append_receipt("job-2", b"r2", campaign_id="c", artifact_id="a",
-                                   review=ReviewSlot(version=2, supersedes=v1)),
-                log.append_receipt("job-0", b"r0", campaign_id="c", artifact_id="a0",
-                                   review=ReviewSlot(version=1)),
-                log.append_receipt("job-0", b"other", campaign_id="c", artifact_id="a0",
-                                   review=ReviewSlot(version=1)),
-                log.append_receipt("job-3", b"r3", campaign_id="c", artifact_id="a",
-                                   review=ReviewSlot(version=2, supersedes=v1)),
-                return_exceptions=True,
-            )
-
-        (results,) = _serve(AppendServer(ledger), work)
-        assert isinstance(results[0], Entry) and isinstance(results[1], Entry)
-        assert results[1].payload["review_version"] == 2
-        assert results[2] == first  # the stored entry, payload and all
-        assert isinstance(results[3], LedgerError) and "different receipt" in str(results[3])
-        assert isinstance(results[4], LedgerError) and "expects version 3" in str(results[4])
-        kinds = [e.kind for e in ledger.entries(after_seq=first.seq)]
-        assert kinds == ["receipt", "supersession", "receipt"]
-        assert ledger.verify().tree_size == ledger.size()
+        first = receipt_batch.store_first(ledger)
+        (results,) = _serve(AppendServer(ledger), receipt_batch.append_batch)
+        receipt_batch.check_batch(ledger, first, results)
 
 
 def test_a_failed_transaction_fails_every_worker_waiting_on_it(target: Target) -> None:
