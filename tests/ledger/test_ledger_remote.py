@@ -148,3 +148,17 @@ def test_a_worker_that_goes_away_is_dropped_and_the_others_go_on(target: Target)
         (entries,) = _serve(server, _appends(10, "job"))
         assert sorted(e.seq for e in entries) == list(range(10))
         assert server.sockets == []
+
+
+def test_a_channel_is_not_inherited_by_the_processes_a_worker_starts(target: Target) -> None:
+    """A worker starts sandboxes for candidate code (checks/_sandbox.py): a channel they
+    inherited would let a candidate append to the ledger. Neither end crosses an exec."""
+    with target.open() as ledger:
+        server = AppendServer(ledger)
+        theirs = server.channel()
+        try:
+            assert not theirs.get_inheritable()
+            assert not any(sock.get_inheritable() for sock in server.sockets)
+        finally:
+            theirs.close()
+            server.close()
