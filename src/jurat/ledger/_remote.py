@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from jurat.errors import LedgerError
 from jurat.ledger._append import AppendRequest
-from jurat.ledger._group import GroupCommit
+from jurat.ledger._group import GroupCommit, _batch_failed
 from jurat.ledger._models import Entry, EntryKind
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ class AppendServer:
             # The workers have the payloads' bytes: none is read back here.
             results: list[Entry | LedgerError] = self._ledger._commit(requests, payloads=False)
         except Exception as exc:  # noqa: BLE001 - the whole batch failed; each worker is told
-            failed = LedgerError(f"appending to the ledger failed: {exc}")
-            results = [failed] * len(requests)
+            results = [_batch_failed(exc)] * len(requests)
         self.batches += 1
         done = 0
         for sock, part in batches:
