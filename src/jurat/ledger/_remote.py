@@ -64,7 +64,10 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
 def _answer(request: AppendRequest, result: Entry | LedgerError) -> _Answer:
     if isinstance(result, LedgerError):
         return str(result)
-    placed = result.payload_sha256 == hashlib.sha256(request.data).hexdigest()
+    # Only a receipt can be answered with an entry stored before (the same receipt again,
+    # ``_append``); every other request's entry was placed from its own bytes.
+    placed = (request.receipt is None
+              or result.payload_sha256 == hashlib.sha256(request.data).hexdigest())
     data = None if placed else json.dumps(result.payload, separators=(",", ":")).encode()
     return (result.seq, result.kind, result.job_id, result.campaign_id, result.artifact_id,
             result.payload_sha256, result.recorded_at, result.prev_hash, result.entry_hash,
