@@ -26,7 +26,14 @@ from jurat.judges import (
 from jurat.models import EvidenceBundle, EvidenceItem, JudgeConfig, Vote
 from tests.support.builders import artifact, criteria_suite, gates, judge, pair, policy, vote
 from tests.support.clock import FakeClock
-from tests.support.fake_openai import FakeOpenAI, FakeRequest, Reply, completion, reply_json
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    FakeRequest,
+    Reply,
+    arcv_decision,
+    completion,
+    reply_json,
+)
 
 ART = artifact()
 EMPTY = EvidenceBundle()
@@ -115,6 +122,24 @@ async def test_votes_come_back_in_dispatch_order_with_pins(
     assert pins[0]["prompt_id"] == "jurat/judge-decision@1"
     assert pins[0]["schema_id"] == "arcv-judge-decision/v1"
     assert pins[0]["decoding"]["temperature"] == 0.0
+
+
+async def test_an_endpoint_cannot_plant_state_in_later_calls(
+    fake: FakeOpenAI, engine: Engine
+) -> None:
+    """A plain-http judge is called through jurat's transport alone: a cookie the endpoint
+    sets is never sent back, while the SDK's headers (auth, user agent) still are."""
+    pol = policy("rubric", judges=remote(fake, samples=3, max_concurrency=1))
+    fake.push(lambda request: completion(
+        json.dumps(arcv_decision(request.digest)),
+        headers=(("content-type", "application/json"), ("set-cookie", "sid=planted; Path=/"))))
+    votes = await run_samples(pol, ART, EMPTY, gates(), engine=engine)
+    assert len(votes) == 3 and fake.requests == 3
+    sent = [request.headers for request in fake.received]
+    assert all("cookie" not in headers for headers in sent)
+    assert all(headers["authorization"] == "Bearer no-key" for headers in sent)
+    assert all(headers["content-type"] == "application/json" for headers in sent)
+    assert all(headers["user-agent"].startswith("AsyncOpenAI/Python") for headers in sent)
 
 
 async def test_a_transport_retry_is_an_attempt_not_a_sample(

@@ -17,7 +17,12 @@ from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     import httpx2
+
+    # Sends one request; the response's body is still to be read.
+    Send = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
 
 __all__ = [
     "SDKJudge",
@@ -47,9 +52,9 @@ class SDKJudge:
         self._base_url = base_url
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._target: tuple[httpx2.URL, httpx2.Headers, dict[str, Any], httpx2.AsyncClient]
+        self._target: tuple[httpx2.URL, httpx2.Headers, dict[str, Any], Send]
         """The endpoint's URL, headers and request extensions (timeouts), resolved once, and
-        the httpx2 client that sends the requests, per client."""
+        how each request is sent (``http_client``), per client."""
 
     @property
     def config(self) -> JudgeConfig:
@@ -84,7 +89,7 @@ class SDKJudge:
         if self._client is not None and self._loop is loop:
             return self._client
         config = self._config
-        http = http_client(config, self._base_url)
+        http, send = http_client(config, self._base_url)
         self._client = self._new_client(
             api_key=self._api_key(),
             base_url=self._base_url,
@@ -108,7 +113,7 @@ class SDKJudge:
         template = http.build_request("POST", url, headers=headers)
         # Without a body: each request's Content-Length is its own.
         fixed = [(k, v) for k, v in template.headers.multi_items() if k != "content-length"]
-        self._target = (template.url, httpx2.Headers(fixed), template.extensions, http)
+        self._target = (template.url, httpx2.Headers(fixed), template.extensions, send)
         self._loop = loop
         return self._client
 
@@ -123,11 +128,11 @@ class SDKJudge:
 
         from jurat.judges._transport import ResponseTooLarge
 
-        url, headers, extensions, http = self._target
+        url, headers, extensions, send = self._target
         request = httpx2.Request("POST", url, headers=headers, content=content,
                                  extensions=dict(extensions))
         try:
-            response = await http.send(request)
+            response = await send(request)
             raw: bytes = await response.aread()
         except httpx2.TimeoutException as exc:
             raise TransportFailure("the request timed out", kind="timeout") from exc
@@ -160,8 +165,9 @@ def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
     return data
 
 
-def http_client(config: JudgeConfig, base_url: str | None) -> httpx2.AsyncClient:
-    """The SDK's httpx2 client: jurat's lean transport for plain http, httpx2's for https.
+def http_client(config: JudgeConfig, base_url: str | None) -> tuple[httpx2.AsyncClient, Send]:
+    """The SDK's httpx2 client, and how each request is sent: for plain http, jurat's lean
+    transport called directly; for https, the client's own ``send`` over httpx2's transport.
 
     ``trust_env=False``: the environment must not route artifact content anywhere the
     destination check did not see (``HTTPS_PROXY``, ``ALL_PROXY``, ``.netrc``
@@ -173,13 +179,20 @@ def http_client(config: JudgeConfig, base_url: str | None) -> httpx2.AsyncClient
     if base_url is not None and base_url.startswith("http://"):
         from jurat.judges._transport import PlainHTTPTransport
 
-        return httpx2.AsyncClient(
-            transport=PlainHTTPTransport(), timeout=config.timeout_s, trust_env=False
-        )
+        transport = PlainHTTPTransport()
+        client = httpx2.AsyncClient(transport=transport, timeout=config.timeout_s,
+                                    trust_env=False)
+        # Past the client: its send adds nothing a judge call uses (no auth flow, no
+        # redirects, no hooks, no cookies: the request, built from the template, already
+        # carries the client's headers and timeouts) and cost about a tenth of a whole
+        # run's CPU (bench/README.md, "Whole runs"). Closing the client still closes
+        # this transport.
+        return client, transport.handle_async_request
     limits = httpx2.Limits(
         max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
     )
-    return httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False)
+    client = httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False)
+    return client, client.send
 
 
 def status_error(status: int, message: str, retry_after: str | None) -> TransportFailure:
