@@ -227,10 +227,8 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         assert not isinstance(reply, dict)
         return httpx2.Response(reply.status, content=reply.body, headers=list(reply.headers))
 
-    def client(config: JudgeConfig, base_url: str | None
-               ) -> tuple[httpx2.AsyncClient, Callable[..., Any]]:
-        mock = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
-        return mock, mock.send
+    def client(config: JudgeConfig, base_url: str | None) -> tuple[httpx2.AsyncClient, None]:
+        return httpx2.AsyncClient(transport=httpx2.MockTransport(answer)), None
 
     monkeypatch.setattr("jurat.judges._http.http_client", client)
     return seen

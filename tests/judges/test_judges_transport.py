@@ -183,6 +183,51 @@ async def test_refused_connection_is_a_connect_error(client: httpx2.AsyncClient)
         await client.post(f"http://127.0.0.1:{port}/", content=b"")
 
 
+async def test_a_poster_writes_what_the_client_writes(client: httpx2.AsyncClient) -> None:
+    """``poster`` (what judge calls use) puts the same bytes on the wire as the httpx2
+    client over this transport, Content-Length included, and reads the same answer."""
+    heads: list[bytes] = []
+
+    def answer(head: bytes) -> list[bytes]:
+        heads.append(head)
+        return [b"HTTP/1.1 429 Too Many\r\nRetry-After: 7\r\nContent-Length: 4\r\n\r\nslow"]
+
+    server, port, conns = await serve(answer)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    transport = PlainHTTPTransport(max_body=1024)
+    async with server:
+        response = await client.post(url, headers={"authorization": "Bearer k"},
+                                     content=b'{"a":1}')
+        post = transport.poster(client.build_request("POST", url,
+                                                     headers={"authorization": "Bearer k"}))
+        assert await post(b'{"a":1}') == (429, "7", b"slow")
+        assert await post(b"{}") == (429, "7", b"slow")  # one connection, kept alive
+        await transport.aclose()
+    assert (response.status_code, response.headers["retry-after"]) == (429, "7")
+    assert heads[1] == heads[0]
+    assert b"\r\nContent-Length: 7\r\n" in heads[1]
+    assert b"\r\nContent-Length: 2\r\n" in heads[2]
+    assert heads[0].count(b"Content-Length") == 1
+    assert len(conns) == 2  # the client's connection and the poster's
+
+
+async def test_a_poster_fails_as_the_transport_does() -> None:
+    """A timeout, a dropped request and an oversized answer raise what a client over the
+    transport raises, so a judge call names the same failure either way."""
+    answers = iter([[], None, [b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + b"x" * 5000]])
+    server, port, _ = await serve(lambda head: next(answers))
+    transport = PlainHTTPTransport(max_body=1024)
+    async with server, httpx2.AsyncClient(timeout=0.2) as plain:
+        post = transport.poster(plain.build_request("POST", f"http://127.0.0.1:{port}/"))
+        with pytest.raises(httpx2.ReadTimeout):
+            await post(b"")  # nothing written back within the read timeout
+        with pytest.raises(httpx2.RemoteProtocolError):
+            await post(b"")
+        with pytest.raises(ResponseTooLarge):
+            await post(b"")
+        await transport.aclose()
+
+
 # -- rate limits ----------------------------------------------------------------------------
 
 

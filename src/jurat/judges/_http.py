@@ -17,12 +17,9 @@ from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     import httpx2
 
-    # Sends one request; the response's body is still to be read.
-    Send = Callable[[httpx2.Request], Awaitable[httpx2.Response]]
+    from jurat.judges._transport import PlainHTTPTransport, Post
 
 __all__ = [
     "SDKJudge",
@@ -52,9 +49,9 @@ class SDKJudge:
         self._base_url = base_url
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._target: tuple[httpx2.URL, httpx2.Headers, dict[str, Any], Send]
-        """The endpoint's URL, headers and request extensions (timeouts), resolved once, and
-        how each request is sent (``http_client``), per client."""
+        self._send: Post
+        """POSTs a body to the endpoint with the headers and timeouts resolved once, per
+        client (``_sender``)."""
 
     @property
     def config(self) -> JudgeConfig:
@@ -82,14 +79,13 @@ class SDKJudge:
         return value
 
     def _client_for_loop(self) -> Any:
-        import httpx2
 
         # An httpx2 client's connections belong to the loop that opened them.
         loop = asyncio.get_running_loop()
         if self._client is not None and self._loop is loop:
             return self._client
         config = self._config
-        http, send = http_client(config, self._base_url)
+        http, plain = http_client(config, self._base_url)
         self._client = self._new_client(
             api_key=self._api_key(),
             base_url=self._base_url,
@@ -111,9 +107,7 @@ class SDKJudge:
         # The client's URL joining and header merging, done once: per request they cost
         # as much CPU as jurat's transport spends on the whole exchange.
         template = http.build_request("POST", url, headers=headers)
-        # Without a body: each request's Content-Length is its own.
-        fixed = [(k, v) for k, v in template.headers.multi_items() if k != "content-length"]
-        self._target = (template.url, httpx2.Headers(fixed), template.extensions, send)
+        self._send = plain.poster(template) if plain is not None else _sender(http, template)
         self._loop = loop
         return self._client
 
@@ -128,22 +122,17 @@ class SDKJudge:
 
         from jurat.judges._transport import ResponseTooLarge
 
-        url, headers, extensions, send = self._target
-        request = httpx2.Request("POST", url, headers=headers, content=content,
-                                 extensions=dict(extensions))
         try:
-            response = await send(request)
-            raw: bytes = await response.aread()
+            status, retry_after, raw = await self._send(content)
         except httpx2.TimeoutException as exc:
             raise TransportFailure("the request timed out", kind="timeout") from exc
         except ResponseTooLarge as exc:
             raise JudgeOutputError(str(exc), kind="oversized") from exc
         except Exception as exc:  # noqa: BLE001 - as the SDKs do: any other failure is the connection's
             raise TransportFailure(f"connection failed: {exc}", kind="connection") from exc
-        if not 200 <= response.status_code < 300:
+        if not 200 <= status < 300:
             text = raw[:300].decode("utf-8", "replace")
-            raise status_error(response.status_code, f"HTTP {response.status_code}: {text}",
-                               response.headers.get("retry-after"))
+            raise status_error(status, f"HTTP {status}: {text}", retry_after)
         return raw
 
     async def aclose(self) -> None:
@@ -165,9 +154,10 @@ def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
     return data
 
 
-def http_client(config: JudgeConfig, base_url: str | None) -> tuple[httpx2.AsyncClient, Send]:
-    """The SDK's httpx2 client, and how each request is sent: for plain http, jurat's lean
-    transport called directly; for https, the client's own ``send`` over httpx2's transport.
+def http_client(config: JudgeConfig, base_url: str | None
+                ) -> tuple[httpx2.AsyncClient, PlainHTTPTransport | None]:
+    """The SDK's httpx2 client, and jurat's lean transport under it for plain http (None
+    for https, which keeps httpx2's transport: TLS, proxies, HTTP/2).
 
     ``trust_env=False``: the environment must not route artifact content anywhere the
     destination check did not see (``HTTPS_PROXY``, ``ALL_PROXY``, ``.netrc``
@@ -182,17 +172,36 @@ def http_client(config: JudgeConfig, base_url: str | None) -> tuple[httpx2.Async
         transport = PlainHTTPTransport()
         client = httpx2.AsyncClient(transport=transport, timeout=config.timeout_s,
                                     trust_env=False)
-        # Past the client: its send adds nothing a judge call uses (no auth flow, no
-        # redirects, no hooks, no cookies: the request, built from the template, already
-        # carries the client's headers and timeouts) and cost about a tenth of a whole
-        # run's CPU (bench/README.md, "Whole runs"). Closing the client still closes
-        # this transport.
-        return client, transport.handle_async_request
+        return client, transport
     limits = httpx2.Limits(
         max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
     )
-    client = httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False)
-    return client, client.send
+    return httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False), None
+
+
+def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
+    """POSTs through ``http``'s own ``send``, each with ``template``'s URL, headers (but
+    its Content-Length) and timeouts.
+
+    Plain-http endpoints skip this for their transport's ``poster``: the client's send
+    adds nothing a judge call uses there (no auth flow, redirects, hooks or cookies: the
+    template carries the headers and timeouts) and, with a ``Request`` and ``Response``
+    per call, cost more CPU than the transport's whole exchange (bench/README.md, "Whole
+    runs"). Closing the client still closes that transport.
+    """
+    import httpx2
+
+    fixed = httpx2.Headers([(name, value) for name, value in template.headers.multi_items()
+                            if name != "content-length"])
+
+    async def post(body: bytes) -> tuple[int, str | None, bytes]:
+        request = httpx2.Request("POST", template.url, headers=fixed, content=body,
+                                 extensions=dict(template.extensions))
+        response = await http.send(request)
+        raw = await response.aread()
+        return response.status_code, response.headers.get("retry-after"), raw
+
+    return post
 
 
 def status_error(status: int, message: str, retry_after: str | None) -> TransportFailure:

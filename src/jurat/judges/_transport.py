@@ -6,9 +6,10 @@ Why it exists: on loopback and LAN inference servers (vLLM, Ollama, llama.cpp's 
 the default connection pool costs more CPU per call than everything else jurat does:
 it polls every pooled socket for expiry on each request, so the cost grows with the pool
 (bench/orchestration.py measures it). This transport keeps one idle stack per origin and
-parses responses with an ``asyncio.Protocol``. The SDK still builds every request, adds
-auth, maps status codes to its exceptions and applies its timeouts; https endpoints keep
-httpx2's own transport (TLS, proxies, HTTP/2).
+parses responses with an ``asyncio.Protocol``. The SDK still gives every request its URL,
+auth and headers, and the httpx2 client its timeouts (``judges/_http.py``), which calls
+this transport directly; https endpoints keep httpx2's own transport (TLS, proxies,
+HTTP/2).
 
 Supports keep-alive, Content-Length, chunked and read-until-close bodies, 1xx interim
 responses, a body-size limit, and the request's connect/read timeouts.
@@ -19,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import select
 from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, cast
 
 import httpx2
 
-__all__ = ["PlainHTTPTransport", "ResponseTooLarge"]
+__all__ = ["PlainHTTPTransport", "Post", "ResponseTooLarge"]
 
 _MAX_HEAD = 64 * 1024
 
@@ -37,6 +39,10 @@ class _Closed(Exception):
 
     def __init__(self) -> None:
         super().__init__("server closed the connection before a complete response")
+
+
+#: POSTs one body: the response's status, its ``retry-after`` header, and its body.
+Post = Callable[[bytes], Awaitable[tuple[int, str | None, bytes]]]
 
 
 class _Response:
@@ -234,15 +240,48 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
         self.idle: defaultdict[tuple[str, int], list[_Connection]] = defaultdict(list)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        url = request.url
-        if url.scheme != "http":
-            raise httpx2.UnsupportedProtocol(f"plain http only, got {url.scheme!r}")
-        origin = (url.host, url.port or 80)
-        timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+        origin = _origin(request.url)
         body = await request.aread()
-        head = [f"{request.method} {url.raw_path.decode('ascii')} HTTP/1.1".encode("ascii")]
-        head.extend(name + b": " + value for name, value in request.headers.raw)
-        data = b"\r\n".join(head) + b"\r\n\r\n" + body
+        head = _head(request.method, request.url, request.headers.raw)
+        try:
+            response = await self._exchange(origin, head + b"\r\n" + body,
+                                            request.extensions.get("timeout", {}))
+        except httpx2.RequestError as exc:
+            exc.request = request
+            raise
+        return httpx2.Response(
+            response.status,
+            headers=response.headers,
+            stream=httpx2.ByteStream(response.body),
+            request=request,
+        )
+
+    def poster(self, template: httpx2.Request) -> Post:
+        """POSTs to ``template``'s URL with its headers and timeouts, each with its own body.
+
+        The same bytes on the wire as ``handle_async_request`` sends for the same request,
+        without an httpx2 ``Request`` and ``Response`` for each: building and reading those
+        cost judge calls more CPU than this transport's whole exchange (bench/README.md,
+        "Whole runs"). Errors are ``handle_async_request``'s.
+        """
+        origin = _origin(template.url)
+        timeouts: dict[str, Any] = template.extensions.get("timeout", {})
+        fixed = [(name, value) for name, value in template.headers.raw
+                 if name.lower() != b"content-length"]
+        head = _head("POST", template.url, fixed)
+
+        async def post(body: bytes) -> tuple[int, str | None, bytes]:
+            length = b"Content-Length: %d\r\n\r\n" % len(body)
+            response = await self._exchange(origin, head + length + body, timeouts)
+            retry_after = next((value.decode("latin-1") for name, value in response.headers
+                                if name.lower() == b"retry-after"), None)
+            return response.status, retry_after, response.body
+
+        return post
+
+    async def _exchange(self, origin: tuple[str, int], data: bytes,
+                        timeouts: dict[str, Any]) -> _Response:
+        """Write one request's bytes on a connection to ``origin`` and read its response."""
         conn = await self._checkout(origin, timeouts.get("connect"))
         try:
             async with asyncio.timeout(timeouts.get("read")):
@@ -250,13 +289,13 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
         except _Closed as exc:
             # Never re-sent here: the engine retries it as a recorded attempt of the sample.
             conn.abort()
-            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
+            raise httpx2.RemoteProtocolError(str(exc)) from exc
         except TimeoutError as exc:
             conn.abort()
-            raise httpx2.ReadTimeout("no complete response in time", request=request) from exc
+            raise httpx2.ReadTimeout("no complete response in time") from exc
         except ValueError as exc:
             conn.abort()
-            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
+            raise httpx2.RemoteProtocolError(str(exc)) from exc
         except BaseException:
             conn.abort()  # cancelled or failed mid-response: the connection is unusable
             raise
@@ -264,12 +303,7 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
             self.idle[origin].append(conn)
         else:
             conn.abort()
-        return httpx2.Response(
-            response.status,
-            headers=response.headers,
-            stream=httpx2.ByteStream(response.body),
-            request=request,
-        )
+        return response
 
     async def _checkout(
         self, origin: tuple[str, int], connect_timeout: float | None
@@ -298,3 +332,16 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
             for conn in pool:
                 conn.abort()
         self.idle.clear()
+
+
+def _origin(url: httpx2.URL) -> tuple[str, int]:
+    if url.scheme != "http":
+        raise httpx2.UnsupportedProtocol(f"plain http only, got {url.scheme!r}")
+    return url.host, url.port or 80
+
+
+def _head(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The request line and header lines, each ending in CRLF (the blank line not yet)."""
+    lines = [f"{method} {url.raw_path.decode('ascii')} HTTP/1.1".encode("ascii")]
+    lines.extend(name + b": " + value for name, value in headers)
+    return b"\r\n".join(lines) + b"\r\n"
