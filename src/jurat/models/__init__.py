@@ -35,7 +35,7 @@ from jurat.models._gate_ids import (
     PYTHON_GATES,
 )
 from jurat.models._judge import STUB_NAMES, JudgeConfig
-from jurat.models._load import campaign_from_dict, load_campaign, policy_digest
+from jurat.models._load import campaign_from_dict, load_campaign, policy_digest, record_digest
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import (
     ARCV_SCORE_KEYS,
@@ -101,6 +101,7 @@ __all__ = [
     "load_campaign",
     "outcome_word",
     "policy_digest",
+    "record_digest",
     "recorded_outcome_word",
     "tone_of",
 ]

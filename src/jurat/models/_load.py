@@ -197,25 +197,31 @@ def campaign_line(source: str | None, field: str) -> int | None:
     return TomlLines(text).line(tuple(loc))
 
 
-#: The last policies digested, by identity: a run's every statement pins one policy, whose
-#: digest cost a hundredth of the run's CPU when recomputed per receipt. Kept with the
-#: policy itself, so an id is never reused while cached; a few, so tests' many are dropped.
+#: The last records digested, by identity: a run's every statement pins one policy and its
+#: judges, whose digests cost a hundredth of the run's CPU each when recomputed per receipt.
+#: Kept with the record itself, so an id is never reused while cached; a few, so tests'
+#: many are dropped.
 _DIGESTS: dict[int, tuple[Frozen, str]] = {}
-_DIGESTS_KEPT = 8
+_DIGESTS_KEPT = 16
 
 
 def policy_digest(policy: Frozen) -> str:
     """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
+    return record_digest(policy)
+
+
+def record_digest(record: Frozen) -> str:
+    """sha256 of a record's canonical JSON (``digest_json``), computed once per object."""
     from jurat.canonical import digest_json
 
     # Frozen records (no field can be reassigned): the digest of one object never changes.
-    cached = _DIGESTS.get(id(policy))
-    if cached is not None and cached[0] is policy:
+    cached = _DIGESTS.get(id(record))
+    if cached is not None and cached[0] is record:
         return cached[1]
-    digest = digest_json(policy)
+    digest = digest_json(record)
     if len(_DIGESTS) >= _DIGESTS_KEPT:
         _DIGESTS.clear()
-    _DIGESTS[id(policy)] = (policy, digest)
+    _DIGESTS[id(record)] = (record, digest)
     return digest
 
 

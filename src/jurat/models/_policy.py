@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Context, Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -104,39 +105,47 @@ def _decimal_text(value: Fraction) -> str:
 def rubric_problems(criteria: Sequence[Criterion]) -> list[Problem]:
     """Every problem of a rubric's criteria: repeated or unknown ids, weights that do not sum
     to 1 (seed 000, score aggregation: Q = sum of w_j (s_j - 1)/4 with the weights summing to 1)."""
-    problems = duplicate_problems([c.id for c in criteria], "criteria", "criterion")
-    for index, c in enumerate(criteria):
-        if c.id in ARCV_SCORE_KEYS:
+    return list(_rubric_problems(tuple((c.id, str(c.weight)) for c in criteria)))
+
+
+# Every receipt jurat writes or verifies carries its policy, parsed again each time, and the
+# exact sums here cost a receipt's self-check a tenth of its CPU (bench/README.md, "Whole
+# runs"); the answer depends only on the ids and the weights as written.
+@lru_cache(maxsize=64)
+def _rubric_problems(criteria: tuple[tuple[str, str], ...]) -> tuple[Problem, ...]:
+    problems = duplicate_problems([id_ for id_, _ in criteria], "criteria", "criterion")
+    for index, (id_, _) in enumerate(criteria):
+        if id_ in ARCV_SCORE_KEYS:
             continue
         # Any other id is a criterion of a general rubric (judges/_general.py), except one
         # that is a near miss of an ARCV key: that is a typo, and would silently leave the
         # seed's schema for the general one.
-        guess = close_match(c.id, ARCV_SCORE_KEYS)
+        guess = close_match(id_, ARCV_SCORE_KEYS)
         if guess is None:
             continue
         problems.append(Problem(
             ("criteria", index, "id"),
-            f"unknown criterion {c.id!r} (the ARCV Judge Decision v1 schema scores only "
+            f"unknown criterion {id_!r} (the ARCV Judge Decision v1 schema scores only "
             f"{', '.join(ARCV_SCORE_KEYS)})" + (f"; did you mean {guess!r}?" if guess else ""),
             f'id = "{guess or ARCV_SCORE_KEYS[0]}"',
         ))
-    weights = [Fraction(str(c.weight)) for c in criteria]
+    weights = [Fraction(weight) for _, weight in criteria]
     total = sum(weights, Fraction(0))
     if criteria and abs(total - 1) > WEIGHT_TOLERANCE:
         gap = 1 - total
-        shown = " + ".join(str(c.weight) for c in criteria)
+        shown = " + ".join(weight for _, weight in criteria)
         fix = (f"make the weights add up to 1: they are {'short' if gap > 0 else 'over'} by "
                f"{_decimal_text(abs(gap))}")
-        last = criteria[-1]
+        last_id = criteria[-1][0]
         if 0 <= weights[-1] + gap <= 1:
-            fix += f", e.g. {last.id} weight = {_decimal_text(weights[-1] + gap)}"
+            fix += f", e.g. {last_id} weight = {_decimal_text(weights[-1] + gap)}"
         problems.append(Problem(
             ("criteria",),
             f"weights sum to {_decimal_text(total)} ({shown}), not 1 "
             f"(tolerance {WEIGHT_TOLERANCE_TEXT})",
             fix,
         ))
-    return problems
+    return tuple(problems)
 
 
 def hard_gate_problems(hard_gates: Sequence[str]) -> list[Problem]:

@@ -16,7 +16,6 @@ import pydantic
 
 from jurat.canonical import (
     canonical_json_value,
-    digest_json,
     loads_candidate,
 )
 from jurat.errors import ConfigError, ValidationError, VerificationError
@@ -31,6 +30,7 @@ from jurat.models import (
     Policy,
     Vote,
     policy_digest,
+    record_digest,
 )
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement
 from jurat.receipts._predicate import (
@@ -97,7 +97,7 @@ def _judge_part(judge: JudgeConfig, votes: Sequence[Vote], meta: Mapping[str, An
             seed=judge.seed,
             structured_output=judge.structured_output,
         ),
-        config_sha256=digest_json(judge),
+        config_sha256=record_digest(judge),
     )
 
 
@@ -125,11 +125,11 @@ def _inputs(
     if unknown:
         raise ConfigError(f"inputs: unknown keys {unknown}; allowed: {list(INPUT_KEYS)}")
     # The digest is always computed from the bundle; a caller's value may only confirm it.
-    claimed = given.get("evidence_bundle", bundle.digest)
-    if claimed != bundle.digest:
+    digest = bundle.digest
+    claimed = given.get("evidence_bundle", digest)
+    if claimed != digest:
         raise ValidationError(
-            f"inputs.evidence_bundle {claimed!r} is not the evidence bundle's digest "
-            f"{bundle.digest}"
+            f"inputs.evidence_bundle {claimed!r} is not the evidence bundle's digest {digest}"
         )
     return InputsPart(
         assignment=given.get("assignment"),
@@ -141,7 +141,7 @@ def _inputs(
             UpstreamReceipt.model_validate(r) for r in given.get("upstream_receipts", ())
         ),
         evidence_bundle=EvidencePart(
-            sha256=bundle.digest,
+            sha256=digest,
             items=tuple(
                 EvidenceRef(
                     kind=i.kind,
