@@ -140,11 +140,18 @@ def prove_many(
         raise TamperError(f"the ledger's root at size {size} differs from its checkpoint")
     entries = _entries(conn, tables, list(paths))
     proofs: dict[int, EntryProof] = {}
+    # Neighbouring entries' paths share their larger subtrees: each is hashed once.
+    hashed: dict[tuple[int, int], bytes] = {}
     for seq, ranges in paths.items():
         entry, leaf = entries[seq], nodes[leaf_key(seq)]
         if entry.leaf_hash != leaf.hex():
             raise TamperError(f"seq {seq}: stored leaf hash is stale")
-        path = [range_hash(lo, hi, nodes) for lo, hi in ranges]
+        path = []
+        for lo, hi in ranges:
+            value = hashed.get((lo, hi))
+            if value is None:
+                value = hashed[lo, hi] = range_hash(lo, hi, nodes)
+            path.append(value)
         # O(log n) hashes: a node edited below the root is caught here.
         verify_inclusion(leaf, seq, size, path, root)
         proof = InclusionProof(

@@ -7,10 +7,9 @@ proofs, so the two halves of this last step run on two cores.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from jurat.ledger import EntryProof, Ledger
+from jurat.ledger import Ledger
 from jurat.receipts import proof_path_for
 
 __all__ = ["PROOF_BATCH", "write_proofs"]
@@ -23,15 +22,12 @@ PROOF_BATCH = 1000
 def write_proofs(ledger: Ledger, receipts: list[tuple[int, str]], note: str) -> None:
     """Write the proof of each (receipt entry, receipt file) in the checkpoint ``note``
     beside its receipt; ``prove_entries`` reads the stored tree once per batch."""
-
-    def write(receipt: str, proof: EntryProof) -> None:
-        proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
-
-    # Creating files is the kernel's work (up to a millisecond each here), done on
-    # threads while the next batch is proven.
-    with ThreadPoolExecutor(8, thread_name_prefix="jurat-proof-files") as files:
-        for start in range(0, len(receipts), PROOF_BATCH):
-            batch = receipts[start:start + PROOF_BATCH]
-            proofs = ledger.prove_entries([seq for seq, _ in batch], note)
-            # list(): the first failed write raises here.
-            list(files.map(write, [receipt for _, receipt in batch], proofs))
+    # On this thread: a run creates each proof's file, empty, beside its receipt while its
+    # jobs run (runner/_run.py), so these writes fill files that exist, and threads for
+    # them cost more in handoffs of the interpreter's lock than they saved (bench/README.md,
+    # "Whole runs").
+    for start in range(0, len(receipts), PROOF_BATCH):
+        batch = receipts[start:start + PROOF_BATCH]
+        proofs = ledger.prove_entries([seq for seq, _ in batch], note)
+        for (_, receipt), proof in zip(batch, proofs, strict=True):
+            proof_path_for(Path(receipt)).write_text(proof.model_dump_json(indent=2))
