@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
@@ -209,6 +210,25 @@ async def test_a_poster_writes_what_the_client_writes(client: httpx2.AsyncClient
     assert b"\r\nContent-Length: 2\r\n" in heads[2]
     assert heads[0].count(b"Content-Length") == 1
     assert len(conns) == 2  # the client's connection and the poster's
+
+
+async def test_a_poster_reads_a_compressed_answer_as_the_client_does(
+        client: httpx2.AsyncClient) -> None:
+    """The template asks for gzip as httpx2 does (Accept-Encoding), so an endpoint may
+    compress its answer: the poster decodes it exactly as the client would."""
+    answer = b'{"choices": []}' * 20
+    packed = gzip.compress(answer)
+    reply = (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+             % len(packed)) + packed
+    server, port, _ = await serve(lambda head: [reply])
+    url = f"http://127.0.0.1:{port}/"
+    transport = PlainHTTPTransport(max_body=1024)
+    async with server:
+        assert b"gzip" in client.build_request("POST", url).headers["accept-encoding"].encode()
+        via_client = await client.post(url, content=b"{}")
+        post = transport.poster(client.build_request("POST", url))
+        assert await post(b"{}") == (200, None, answer) == (200, None, via_client.content)
+        await transport.aclose()
 
 
 async def test_a_poster_fails_as_the_transport_does() -> None:

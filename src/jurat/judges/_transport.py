@@ -273,9 +273,20 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
         async def post(body: bytes) -> tuple[int, str | None, bytes]:
             length = b"Content-Length: %d\r\n\r\n" % len(body)
             response = await self._exchange(origin, head + length + body, timeouts)
-            retry_after = next((value.decode("latin-1") for name, value in response.headers
-                                if name.lower() == b"retry-after"), None)
-            return response.status, retry_after, response.body
+            retry_after = encoded = None
+            for name, value in response.headers:
+                lower = name.lower()
+                if lower == b"retry-after":
+                    retry_after = value.decode("latin-1")
+                elif lower == b"content-encoding":
+                    encoded = value
+            if encoded is None:
+                return response.status, retry_after, response.body
+            # The template asks for what httpx2 decodes (Accept-Encoding): a compressed
+            # answer is read as the client reads it, by an httpx2 Response.
+            decoded = httpx2.Response(response.status, headers=response.headers,
+                                      content=response.body)
+            return response.status, retry_after, decoded.read()
 
         return post
 
