@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections import Counter
 from pathlib import Path
@@ -140,6 +141,20 @@ async def test_an_endpoint_cannot_plant_state_in_later_calls(
     assert all(headers["authorization"] == "Bearer no-key" for headers in sent)
     assert all(headers["content-type"] == "application/json" for headers in sent)
     assert all(headers["user-agent"].startswith("AsyncOpenAI/Python") for headers in sent)
+
+
+async def test_an_answer_compressed_unasked_is_an_error_vote(
+    fake: FakeOpenAI, engine: Engine
+) -> None:
+    """A plain-http judge asks for an uncompressed answer; a gzip one is not decoded (it
+    could expand to any size) and ends as the sample's error, never as its answer."""
+    pol = policy("rubric", judges=remote(fake, samples=1, retries=0))
+    body = gzip.compress(json.dumps(arcv_decision(None)).encode())
+    fake.push(Reply(body=body, headers=(("content-type", "application/json"),
+                                        ("content-encoding", "gzip"))))
+    votes = await run_samples(pol, ART, EMPTY, gates(), engine=engine)
+    assert [(v.answer, v.error) for v in votes] == [(None, "connection")]
+    assert fake.received[0].headers["accept-encoding"] == "identity"
 
 
 async def test_a_transport_retry_is_an_attempt_not_a_sample(

@@ -79,7 +79,6 @@ class SDKJudge:
         return value
 
     def _client_for_loop(self) -> Any:
-
         # An httpx2 client's connections belong to the loop that opened them.
         loop = asyncio.get_running_loop()
         if self._client is not None and self._loop is loop:
@@ -183,11 +182,11 @@ def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
     """POSTs through ``http``'s own ``send``, each with ``template``'s URL, headers (but
     its Content-Length) and timeouts.
 
-    Plain-http endpoints skip this for their transport's ``poster``: the client's send
-    adds nothing a judge call uses there (no auth flow, redirects, hooks or cookies: the
-    template carries the headers and timeouts) and, with a ``Request`` and ``Response``
-    per call, cost more CPU than the transport's whole exchange (bench/README.md, "Whole
-    runs"). Closing the client still closes that transport.
+    Plain-http endpoints use their transport's ``poster`` instead (``http_client`` returns
+    it; closing the client still closes it): the client's send adds nothing a judge call
+    uses there (no auth flow, redirects, hooks or cookies: the template carries the
+    headers and timeouts) and, with a ``Request`` and ``Response`` per call, cost more CPU
+    than the transport's whole exchange (bench/README.md, "Whole runs").
     """
     import httpx2
 

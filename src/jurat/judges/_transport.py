@@ -259,34 +259,34 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
     def poster(self, template: httpx2.Request) -> Post:
         """POSTs to ``template``'s URL with its headers and timeouts, each with its own body.
 
-        The same bytes on the wire as ``handle_async_request`` sends for the same request,
-        without an httpx2 ``Request`` and ``Response`` for each: building and reading those
-        cost judge calls more CPU than this transport's whole exchange (bench/README.md,
-        "Whole runs"). Errors are ``handle_async_request``'s.
+        The bytes ``handle_async_request`` sends for the same request but one header
+        (``Accept-Encoding: identity``), without an httpx2 ``Request`` and ``Response`` for
+        each: building and reading those cost judge calls more CPU than this transport's
+        whole exchange (bench/README.md, "Whole runs"). Errors are
+        ``handle_async_request``'s, and ``httpx2.DecodingError`` for an encoded answer.
         """
         origin = _origin(template.url)
         timeouts: dict[str, Any] = template.extensions.get("timeout", {})
-        fixed = [(name, value) for name, value in template.headers.raw
-                 if name.lower() != b"content-length"]
+        # The answer is asked for uncompressed: the body-size limit then bounds what is
+        # read, and a small compressed body cannot expand to any size (httpx2's client
+        # asks for gzip and decodes without a bound).
+        fixed = [(name, b"identity" if name.lower() == b"accept-encoding" else value)
+                 for name, value in template.headers.raw if name.lower() != b"content-length"]
         head = _head("POST", template.url, fixed)
 
         async def post(body: bytes) -> tuple[int, str | None, bytes]:
             length = b"Content-Length: %d\r\n\r\n" % len(body)
             response = await self._exchange(origin, head + length + body, timeouts)
-            retry_after = encoded = None
+            retry_after = None
             for name, value in response.headers:
                 lower = name.lower()
                 if lower == b"retry-after":
                     retry_after = value.decode("latin-1")
-                elif lower == b"content-encoding":
-                    encoded = value
-            if encoded is None:
-                return response.status, retry_after, response.body
-            # The template asks for what httpx2 decodes (Accept-Encoding): a compressed
-            # answer is read as the client reads it, by an httpx2 Response.
-            decoded = httpx2.Response(response.status, headers=response.headers,
-                                      content=response.body)
-            return response.status, retry_after, decoded.read()
+                elif lower == b"content-encoding" and value.strip().lower() != b"identity":
+                    raise httpx2.DecodingError(
+                        f"the answer is encoded {value.decode('latin-1')!r}, which was not "
+                        "asked for (Accept-Encoding: identity)")
+            return response.status, retry_after, response.body
 
         return post
 
