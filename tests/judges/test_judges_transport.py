@@ -10,6 +10,7 @@ import httpx2
 import pytest
 
 from jurat.judges import EndpointLimiter, TokenBucket
+from jurat.judges._http import _sender
 from jurat.judges._transport import PlainHTTPTransport, ResponseTooLarge
 from tests.support.clock import FakeClock
 
@@ -232,6 +233,24 @@ async def test_a_poster_refuses_an_encoded_answer_it_did_not_ask_for(
         with pytest.raises(httpx2.DecodingError, match="gzip"):
             await post(b"{}")
         await transport.aclose()
+
+
+async def test_an_https_answer_is_read_within_the_limit_and_never_decoded() -> None:
+    """The httpx2 client's path (https endpoints) reads at most the envelope limit and
+    refuses an encoded answer, as the plain-http poster does."""
+    answers = iter([
+        httpx2.Response(429, headers={"retry-after": "3"}, content=b"slow"),
+        httpx2.Response(200, content=b"x" * (9 * 1024 * 1024)),
+        httpx2.Response(200, headers={"content-encoding": "gzip"},
+                        content=gzip.compress(b"0" * 1_000_000)),
+    ])
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(lambda r: next(answers))) as c:
+        post = _sender(c, c.build_request("POST", "https://judge.invalid/v1/chat/completions"))
+        assert await post(b"{}") == (429, "3", b"slow")
+        with pytest.raises(ResponseTooLarge, match="exceeds"):
+            await post(b"{}")
+        with pytest.raises(httpx2.DecodingError, match="gzip"):
+            await post(b"{}")
 
 
 async def test_a_poster_fails_as_the_transport_does() -> None:

@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 _MAX_ENVELOPE = 8 * 1024 * 1024
-_JSON_HEADERS = {"content-type": "application/json"}
+# Uncompressed answers only: the body-size limit then bounds what is read, where a small
+# compressed body could expand to any size (httpx2 asks for gzip and decodes unbounded).
+_JSON_HEADERS = {"content-type": "application/json", "accept-encoding": "identity"}
 
 
 class SDKJudge:
@@ -180,7 +182,8 @@ def http_client(config: JudgeConfig, base_url: str | None
 
 def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
     """POSTs through ``http``'s own ``send``, each with ``template``'s URL, headers (but
-    its Content-Length) and timeouts.
+    its Content-Length) and timeouts; the answer is read up to ``_MAX_ENVELOPE`` bytes
+    (else ``ResponseTooLarge``) and refused if encoded (``refuse_encoded``).
 
     Plain-http endpoints use their transport's ``poster`` instead (``http_client`` returns
     it; closing the client still closes it): the client's send adds nothing a judge call
@@ -190,15 +193,26 @@ def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
     """
     import httpx2
 
+    from jurat.judges._transport import ResponseTooLarge, refuse_encoded
+
     fixed = httpx2.Headers([(name, value) for name, value in template.headers.multi_items()
                             if name != "content-length"])
 
     async def post(body: bytes) -> tuple[int, str | None, bytes]:
         request = httpx2.Request("POST", template.url, headers=fixed, content=body,
                                  extensions=dict(template.extensions))
-        response = await http.send(request)
-        raw = await response.aread()
-        return response.status_code, response.headers.get("retry-after"), raw
+        response = await http.send(request, stream=True)
+        try:
+            refuse_encoded(response.headers.get("content-encoding"))
+            raw = bytearray()
+            # Bytes as sent: an encoded answer was refused just above.
+            async for chunk in response.aiter_bytes():
+                raw += chunk
+                if len(raw) > _MAX_ENVELOPE:
+                    raise ResponseTooLarge(f"response body exceeds {_MAX_ENVELOPE} bytes")
+        finally:
+            await response.aclose()
+        return response.status_code, response.headers.get("retry-after"), bytes(raw)
 
     return post
 

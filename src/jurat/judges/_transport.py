@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import httpx2
 
-__all__ = ["PlainHTTPTransport", "Post", "ResponseTooLarge"]
+__all__ = ["PlainHTTPTransport", "Post", "ResponseTooLarge", "refuse_encoded"]
 
 _MAX_HEAD = 64 * 1024
 
@@ -282,10 +282,8 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
                 lower = name.lower()
                 if lower == b"retry-after":
                     retry_after = value.decode("latin-1")
-                elif lower == b"content-encoding" and value.strip().lower() != b"identity":
-                    raise httpx2.DecodingError(
-                        f"the answer is encoded {value.decode('latin-1')!r}, which was not "
-                        "asked for (Accept-Encoding: identity)")
+                elif lower == b"content-encoding":
+                    refuse_encoded(value.decode("latin-1"))
             return response.status, retry_after, response.body
 
         return post
@@ -356,3 +354,12 @@ def _head(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, bytes]]) 
     lines = [f"{method} {url.raw_path.decode('ascii')} HTTP/1.1".encode("ascii")]
     lines.extend(name + b": " + value for name, value in headers)
     return b"\r\n".join(lines) + b"\r\n"
+
+
+def refuse_encoded(content_encoding: str | None) -> None:
+    """Raise ``httpx2.DecodingError`` for an answer encoded other than ``identity``: judge
+    calls ask for it uncompressed, so that a body-size limit bounds what is read."""
+    if content_encoding is not None and content_encoding.strip().lower() != "identity":
+        raise httpx2.DecodingError(
+            f"the answer is encoded {content_encoding!r}, which was not asked for "
+            "(Accept-Encoding: identity)")
