@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from jurat.errors import ConfigError, JudgeOutputError
-from jurat.judges._protocol import CallKind, RawResponse, TransportFailure
+from jurat.judges._protocol import MAX_RESPONSE_BYTES, CallKind, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
 
@@ -29,7 +29,6 @@ __all__ = [
     "usage_of",
 ]
 
-_MAX_ENVELOPE = 8 * 1024 * 1024
 # Uncompressed answers only: the body-size limit then bounds what is read, where a small
 # compressed body could expand to any size (httpx2 asks for gzip and decodes unbounded).
 _JSON_HEADERS = {"content-type": "application/json", "accept-encoding": "identity"}
@@ -145,7 +144,7 @@ class SDKJudge:
 def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
     """The provider's envelope as a JSON object, parsed strictly, or the error response."""
     try:
-        data = strict_loads(body, limit=_MAX_ENVELOPE)
+        data = strict_loads(body, limit=MAX_RESPONSE_BYTES)
     except JudgeOutputError as exc:
         # Unparseable JSON here is the provider's envelope, not the judge's answer.
         kind = "malformed_response" if exc.kind == "malformed_json" else exc.kind
@@ -182,7 +181,7 @@ def http_client(config: JudgeConfig, base_url: str | None
 
 def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
     """POSTs through ``http``'s own ``send``, each with ``template``'s URL, headers (but
-    its Content-Length) and timeouts; the answer is read up to ``_MAX_ENVELOPE`` bytes
+    its Content-Length) and timeouts; the answer is read up to ``MAX_RESPONSE_BYTES`` bytes
     (else ``ResponseTooLarge``) and refused if encoded (``refuse_encoded``).
 
     Plain-http endpoints use their transport's ``poster`` instead (``http_client`` returns
@@ -208,8 +207,8 @@ def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
             # Bytes as sent: an encoded answer was refused just above.
             async for chunk in response.aiter_bytes():
                 raw += chunk
-                if len(raw) > _MAX_ENVELOPE:
-                    raise ResponseTooLarge(f"response body exceeds {_MAX_ENVELOPE} bytes")
+                if len(raw) > MAX_RESPONSE_BYTES:
+                    raise ResponseTooLarge(f"response body exceeds {MAX_RESPONSE_BYTES} bytes")
         finally:
             await response.aclose()
         return response.status_code, response.headers.get("retry-after"), bytes(raw)

@@ -18,6 +18,10 @@ CallKind = Literal["rubric", "pairwise", "criterion", "equivalence", "text", "cl
 #: sample (seed 000: "A transport retry is not permission to repeatedly sample judgments").
 RETRYABLE_KINDS = frozenset({"timeout", "rate_limited", "http_5xx", "connection"})
 
+#: The most bytes of one response (the provider's envelope) a judge call reads, over plain
+#: http and https alike; the answer inside it has its own limit (``_validate``).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
 
 class Prompt(Frozen):
     """A rendered prompt: what a provider receives, nothing else."""

@@ -25,6 +25,8 @@ from typing import Any, cast
 
 import httpx2
 
+from jurat.judges._protocol import MAX_RESPONSE_BYTES
+
 __all__ = ["PlainHTTPTransport", "Post", "ResponseTooLarge", "refuse_encoded"]
 
 _MAX_HEAD = 64 * 1024
@@ -235,7 +237,7 @@ class _Connection(asyncio.Protocol):
 class PlainHTTPTransport(httpx2.AsyncBaseTransport):
     """See the module docstring."""
 
-    def __init__(self, *, max_body: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, *, max_body: int = MAX_RESPONSE_BYTES) -> None:
         self.max_body = max_body
         self.idle: defaultdict[tuple[str, int], list[_Connection]] = defaultdict(list)
 
