@@ -241,6 +241,9 @@ async def test_name_resolving_to_a_private_address_is_never_connected(web: Web) 
         ["fe80::1"],
         ["::ffff:127.0.0.1"],
         ["64:ff9b::a9fe:a9fe"],  # NAT64 spelling of 169.254.169.254
+        ["::ffff:0:7f00:1"],  # SIIT spelling of 127.0.0.1
+        ["2002:7f00:1::1"],  # 6to4 spelling of 127.0.0.1
+        ["2001:0:4136:e378:8000:63bf:80ff:fffe"],  # Teredo, client 127.0.0.1
         ["93.184.215.14", "192.168.1.1"],  # one good answer does not excuse a bad one
     ],
 )

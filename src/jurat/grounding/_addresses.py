@@ -3,11 +3,14 @@
 Threat model. A URL embedded in a candidate, or a redirect from an allowlisted page, tries
 to make jurat read cloud metadata (169.254.169.254), a service on the evaluation host
 (loopback) or private infrastructure (RFC 1918, CGNAT, IPv6 ULA and link-local), or
-smuggles one of those inside an IPv6 spelling (IPv4-mapped ``::ffff:a.b.c.d``, NAT64
-``64:ff9b::a.b.c.d``). Every address a name resolves to is classified here before any
-connection is made; anything that is not a public unicast address is refused unless the
-origin opts in with ``allow_private``. Unspecified, multicast, broadcast and reserved
-addresses are refused even then: no legitimate evidence source lives there.
+smuggles one of those inside an IPv6 spelling that carries an IPv4 address (IPv4-mapped
+``::ffff:a.b.c.d``, SIIT ``::ffff:0:a.b.c.d``, NAT64 ``64:ff9b::a.b.c.d``, 6to4
+``2002:aabb:ccdd::``, Teredo, IPv4-compatible ``::a.b.c.d``): a translator or tunnel on
+the way may deliver those to the IPv4 host, so they are judged by the IPv4 they carry.
+Every address a name resolves to is classified here before any connection is made;
+anything that is not a public unicast address is refused unless the origin opts in with
+``allow_private``. Unspecified, multicast, broadcast and reserved addresses are refused
+even then: no legitimate evidence source lives there.
 
 The tables are explicit rather than ``ipaddress``'s ``is_private``, whose membership has
 changed between Python releases (CGNAT was not private in 3.11); anything the tables miss
@@ -17,6 +20,7 @@ that ``ipaddress`` still calls non-global is refused as ``reserved``.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Literal
 
 __all__ = ["AddressClass", "IPAddress", "classify", "parse_ip", "permitted"]
@@ -64,16 +68,42 @@ _V6_TABLE: tuple[tuple[str, AddressClass], ...] = (
     ("fe80::/10", "link-local"),
     ("fec0::/10", "private"),  # deprecated site-local
     ("ff00::/8", "multicast"),
-    ("64:ff9b:1::/48", "private"),  # local-use NAT64 (RFC 8215)
     ("100::/64", "reserved"),  # discard-only
     ("2001:db8::/32", "reserved"),  # documentation
-    ("::/96", "reserved"),  # deprecated IPv4-compatible addresses
 )
 _V4 = tuple((ipaddress.IPv4Network(net), cls) for net, cls in _V4_TABLE)
 _V6 = tuple((ipaddress.IPv6Network(net), cls) for net, cls in _V6_TABLE)
 
-_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+def _low32(value: int) -> int:
+    return value & 0xFFFFFFFF
+
+
+def _sixtofour(value: int) -> int:
+    return (value >> 80) & 0xFFFFFFFF  # 2002:AABB:CCDD::/48 carries AA.BB.CC.DD
+
+
+def _teredo_client(value: int) -> int:
+    return (value & 0xFFFFFFFF) ^ 0xFFFFFFFF  # the client's address, obfuscated
+
+
+# IPv6 prefixes that carry an IPv4 address: (prefix, the class of the prefix itself, where
+# the IPv4 address is). Checked after ``_V6_TABLE`` (whose ``::`` and ``::1`` are inside
+# ``::/96``). The prefix's own class stands when the IPv4 address it carries is public.
+_EMBEDDING_TABLE: tuple[tuple[str, AddressClass, Callable[[int], int]], ...] = (
+    ("::ffff:0:0/96", "public", _low32),  # IPv4-mapped (RFC 4291)
+    ("::ffff:0:0:0/96", "public", _low32),  # SIIT IPv4-translated (RFC 2765)
+    ("64:ff9b::/96", "public", _low32),  # NAT64 well-known prefix (RFC 6052)
+    # Local-use NAT64 (RFC 8215): a local translator, so never public. The IPv4 address
+    # sits where the operator's prefix length puts it (RFC 6052 §2.2); the low 32 bits
+    # are where a /96 prefix, the well-known prefix's length, puts it.
+    ("64:ff9b:1::/48", "private", _low32),
+    ("2002::/16", "public", _sixtofour),  # 6to4 (RFC 3056)
+    ("2001::/32", "reserved", _teredo_client),  # Teredo (RFC 4380)
+    ("::/96", "reserved", _low32),  # deprecated IPv4-compatible addresses (RFC 4291)
+)
+_EMBEDDING = tuple((ipaddress.IPv6Network(net), cls, where)
+                   for net, cls, where in _EMBEDDING_TABLE)
 
 
 def parse_ip(text: str) -> IPAddress | None:
@@ -85,20 +115,34 @@ def parse_ip(text: str) -> IPAddress | None:
 
 
 def classify(address: IPAddress) -> AddressClass:
-    """The class of ``address``; IPv4 embedded in IPv6 (mapped, NAT64) is classified as IPv4."""
+    """The class of ``address``; an IPv6 address that carries an IPv4 address (mapped, SIIT,
+    NAT64, 6to4, Teredo, IPv4-compatible) is refused whenever that IPv4 address would be."""
     if isinstance(address, ipaddress.IPv6Address):
         if address.scope_id is not None:
             return "link-local"  # a zone index only makes sense on a local link
-        if address in _MAPPED or address in _NAT64:
-            return classify(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
         for net6, cls in _V6:
             if address in net6:
                 return cls
+        for net6, own, where in _EMBEDDING:
+            if address in net6:
+                carried = classify(ipaddress.IPv4Address(where(int(address))))
+                return _stricter(carried, own)
     else:
         for net4, cls in _V4:
             if address in net4:
                 return cls
     return "public" if address.is_global else "reserved"
+
+
+def _stricter(carried: AddressClass, own: AddressClass) -> AddressClass:
+    """The class of an embedding address: the carried IPv4 address's class unless that is
+    public, but never one ``allow_private`` waives where the prefix itself is not
+    waivable (a Teredo address carrying 10.0.0.1 stays reserved, not private)."""
+    if carried == "public":
+        return own
+    if own != "public" and own not in _WAIVABLE and carried in _WAIVABLE:
+        return own
+    return carried
 
 
 def permitted(address: IPAddress, *, allow_private: bool) -> AddressClass | None:
