@@ -8,7 +8,21 @@ import base64
 import json
 from typing import Any
 
-from tests.service._support import BAD, MARKER, Env, artifact, client, wait_decided
+import pytest
+
+from jurat.errors import CampaignError
+from jurat.models import Campaign, load_campaign
+from jurat.service._references import reference_lines
+from tests.service._support import (
+    BAD,
+    HIDDEN_TESTS,
+    MARKER,
+    Env,
+    artifact,
+    client,
+    wait_decided,
+)
+from tests.support.cli import invoke
 
 #: Reference material: the marker, and assertion text of the hidden tests.
 SECRETS = (MARKER, "square(12) ==", "square(3) == 9", "expected[")
@@ -90,3 +104,43 @@ def test_the_hidden_tests_reach_no_contributor_visible_output(env: Env) -> None:
     # And the receipt says why without quoting: the failing test ids, not their asserts.
     receipt = next(text for label, text in seen if label == "receipt")
     assert "test_small" in receipt or "tests.pass" in receipt
+
+
+# -- how the hidden tests are read ---------------------------------------------------------
+
+
+def _code_campaign(env: Env, extra: str = "") -> Campaign:
+    path = env.campaigns["code"]
+    path.write_text(path.read_text() + extra)
+    return load_campaign(path, served=True)
+
+
+def test_the_hidden_tests_are_read_within_the_intake_cap(env: Env) -> None:
+    # Within the cap, the substantive lines are the references.
+    assert any(MARKER in line for line in reference_lines(_code_campaign(env)))
+    campaign = _code_campaign(env, "\n[intake]\nmax_tests_bytes = 64\n")
+    assert len(HIDDEN_TESTS.encode()) > 64
+    with pytest.raises(CampaignError) as refused:
+        reference_lines(campaign)
+    assert refused.value.field == "checks.python.tests"
+    assert "larger than the cap of 64 bytes" in str(refused.value)
+    assert "max_tests_bytes" in (refused.value.fix or "")
+
+
+def test_hidden_tests_that_lead_outside_the_campaign_directory_are_not_read(
+        env: Env, tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere") / "secret.py"
+    outside.write_text("assert read_this_and_quote_it() == 'a line from elsewhere'\n")
+    hidden = env.root / "tests" / "test_square.py"
+    hidden.unlink()
+    hidden.symlink_to(outside)
+    with pytest.raises(CampaignError) as refused:
+        reference_lines(_code_campaign(env))
+    assert refused.value.field == "checks.python.tests"
+    assert "leads outside the campaign directory" in str(refused.value)
+    # And `jurat serve` says so and exits 3 before it serves anything.
+    result = invoke("serve", str(env.campaigns["code"]), "--ledger", env.ledger_url,
+                    "--key", str(env.key), "--log-key", str(env.log_key), "--port", "1")
+    assert result.exit_code == 3, result.output
+    assert "leads outside the campaign directory" in result.output
+    assert "serving" not in result.output

@@ -23,6 +23,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
     from jurat.runner import RayJobs, RunOptions, check_ray_options, import_ray
     from jurat.service import load_served, serve_forever
     from jurat.service._deps import require_serve
+    from jurat.service._references import reference_lines
     from jurat.service._service import check_campaigns
 
     console = err_console()
@@ -52,6 +53,11 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         try:
             signer = open_log_signer(choice, ledger)
             check_campaigns(served, ledger)
+            # The service reads the hidden tests as it starts. Reading them here first makes
+            # a file intake refuses (outside the directory, over the cap) an exit 3 with
+            # jurat's message, not a server that announces itself and then fails to start.
+            for campaign in served:
+                reference_lines(campaign)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
         url = f"http://{host}:{port}"

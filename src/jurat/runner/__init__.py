@@ -9,7 +9,13 @@ the summary (``runner/_summary.py`` computes it) of what the run returns.
 from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._explain import gate_lines, not_passed
-from jurat.runner._intake import check_destinations, intake, intake_artifact, intake_spec
+from jurat.runner._intake import (
+    check_destinations,
+    intake,
+    intake_artifact,
+    intake_spec,
+    read_tests,
+)
 from jurat.runner._job import JobResult, Progress, job_cost
 from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
@@ -71,6 +77,7 @@ __all__ = [
     "not_passed",
     "outcome_text",
     "preflight",
+    "read_tests",
     "tuned_for_jobs",
     "replay_ledger",
     "run_campaign_async",

@@ -30,7 +30,14 @@ from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
 from jurat.models._load import campaign_line
 from jurat.models._load_paths import campaign_path_problem
 
-__all__ = ["check_destinations", "intake", "intake_artifact", "intake_spec", "read_lines"]
+__all__ = [
+    "check_destinations",
+    "intake",
+    "intake_artifact",
+    "intake_spec",
+    "read_lines",
+    "read_tests",
+]
 
 PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"
 _CHUNK = 1024 * 1024
@@ -163,6 +170,15 @@ def _read(campaign: Campaign, rel: str, field: str, *, cap: int, what: str, key:
         ) from exc
 
 
+def read_tests(campaign: Campaign, rel: str, field: str = "checks.python.tests") -> str:
+    """The UTF-8 text of the test file ``rel`` names inside the campaign directory, read as
+    intake reads it (``_open_inside``: confined, no symlink out, a regular file), within
+    ``[intake] max_tests_bytes``; ``field`` is the campaign key that names it. Raises
+    CampaignError naming ``field``."""
+    return _read(campaign, rel, field, cap=campaign.intake.max_tests_bytes,
+                 what=f"test file {rel!r}", key="max_tests_bytes")
+
+
 def read_lines(
     campaign: Campaign, rel: str, field: str, *, max_line: int, file: str
 ) -> Generator[tuple[int, bytes], None, None]:
@@ -268,10 +284,7 @@ def intake_spec(
             if len(cache) >= _CACHED:
                 del cache[next(iter(cache))]  # the oldest: rows usually share a few files
             tests_field = f"{where}.tests" if spec.tests else "checks.python.tests"
-            cache[tests_rel] = _read(
-                campaign, tests_rel, tests_field, cap=limits.max_tests_bytes,
-                what=f"test file {tests_rel!r}", key="max_tests_bytes",
-            )
+            cache[tests_rel] = read_tests(campaign, tests_rel, tests_field)
         tests[Path(tests_rel).name] = cache[tests_rel]
 
     def read_artifact(rel: str, field: str, what: str) -> str:

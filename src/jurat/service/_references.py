@@ -6,13 +6,16 @@ them without meaning to; the service refuses a rationale that contains any subst
 line of the campaign's test files. Lines that say nothing hidden (imports, ``def test_…``
 headers, whose names are already in the evidence as test ids, and short lines) are not
 counted, so an honest rationale is not refused for mentioning a test by name.
+
+The file is read as intake reads it (``runner/_intake.py``, ``read_tests``): a campaign
+directory may come from a stranger, so a tests file that leads outside it or is larger
+than ``[intake] max_tests_bytes`` refuses to serve the campaign rather than being read.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from jurat.models import Campaign
+from jurat.runner import read_tests
 
 __all__ = ["quotes_reference", "reference_lines"]
 
@@ -22,16 +25,13 @@ _GENERIC = ("import ", "from ", "def test", "async def test", "class Test", "@py
 
 
 def reference_lines(campaign: Campaign) -> tuple[str, ...]:
-    """The substantive lines of the campaign's ``[checks.python] tests`` file, if any."""
+    """The substantive lines of the campaign's ``[checks.python] tests`` file, if any.
+    Raises CampaignError (``checks.python.tests``) for a file intake would refuse."""
     python = campaign.policy.python
     if python is None or not python.tests:
         return ()
-    root = Path(campaign.base_dir).resolve()
-    path = (root / python.tests).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return ()
     lines = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in read_tests(campaign, python.tests).splitlines():
         text = line.strip()
         if len(text) >= _MIN_CHARS and not text.startswith(_GENERIC) and not text.startswith("#"):
             lines.append(text)
