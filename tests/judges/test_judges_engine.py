@@ -112,7 +112,7 @@ async def test_votes_come_back_in_dispatch_order_with_pins(
     assert sorted(seen, key=lambda v: (v.judge, v.sample)) == votes
     first = votes[0]
     assert first.error is None and first.answer is not None
-    assert first.prompt_id == "jurat/judge-decision@1"
+    assert first.prompt_id == "jurat/judge-decision@2"
     assert (first.returned_model, first.system_fingerprint) == ("fake-model-2026", "fp_fake")
     assert first.usage == {"input_tokens": 120, "output_tokens": 40}
     sent = fake.received[0].json()
@@ -120,7 +120,7 @@ async def test_votes_come_back_in_dispatch_order_with_pins(
     assert sent["response_format"]["json_schema"]["name"] == "arcv_judge_decision_v1"
     assert fake.requests == 3
     pins = judge_pins(pol)
-    assert pins[0]["prompt_id"] == "jurat/judge-decision@1"
+    assert pins[0]["prompt_id"] == "jurat/judge-decision@2"
     assert pins[0]["schema_id"] == "arcv-judge-decision/v1"
     assert pins[0]["decoding"]["temperature"] == 0.0
 

@@ -39,7 +39,7 @@ def test_reasoning_depth_rubric_runs_and_verifies(tmp_path: Path) -> None:
         valid = [v for v in predicate["votes"] if v["answer"] is not None]
         assert valid and all(sorted(v["answer"]["scores"]) == sorted(IDS) for v in valid)
         assert {v["prompt_id"] for v in predicate["votes"]} == {
-            "jurat/judge-decision-general@1"}
+            "jurat/judge-decision-general@2"}
     assert outcomes["fib-hand-waving"] == "reject"
     assert outcomes["fib-polished-bug"] == "reject"
     assert outcomes["fib-rigorous"] in ("accept", "escalate")

@@ -27,9 +27,10 @@ __all__ = [
 
 GENERAL_SCHEMA_ID = "jurat-judge-decision-general/v1"
 #: The decision templates for a general rubric (id, version): the same instructions, the
-#: schema named for what it is.
-GENERAL_DECISION_TEMPLATE = ("jurat/judge-decision-general", "1")
-GENERAL_PAIRWISE_TEMPLATE = ("jurat/pairwise-decision-general", "1")
+#: schema named for what it is. Version 2 as the ARCV templates' (judges/_prompts.py): gate
+#: details and evidence metadata inside data blocks, the call's tag named.
+GENERAL_DECISION_TEMPLATE = ("jurat/judge-decision-general", "2")
+GENERAL_PAIRWISE_TEMPLATE = ("jurat/pairwise-decision-general", "2")
 
 
 def general_ids(rubric: Rubric | None) -> tuple[str, ...] | None:
