@@ -96,13 +96,14 @@ def test_the_suite_is_large_enough() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_hostile_candidate_ends_as_expected(hostile: Hostile, case: Case) -> None:
     run = hostile.runs[case.name]
-    assert run.outcome in case.expected, (run.outcome, run.detail, run.output[-800:])
+    output = run.output.reveal()
+    assert run.outcome in case.expected, (run.outcome, run.detail, output[-800:])
     assert run.outcome != "passed" or case.expected == {"passed"}
-    assert SECRET not in run.output
-    assert all(SECRET not in t.excerpt for t in run.tests)
+    assert SECRET not in output
+    assert all(not t.excerpt.contains(SECRET) for t in run.tests)
     assert run.cleanup_ok
     assert run.output_bytes <= LIMITS.output_kb * 1024 or run.outcome == "output_limit"
-    assert len(run.output.encode()) <= LIMITS.output_kb * 1024
+    assert len(output.encode()) <= LIMITS.output_kb * 1024
 
 
 def test_output_is_truncated_and_flagged(hostile: Hostile) -> None:

@@ -73,7 +73,9 @@ def test_conversion_places_the_candidate_as_a_module() -> None:
     assert source.startswith(PROBLEMS[32]["prompt"])
     ((name, text),) = tests.items()
     assert name == "test_solution.py"
-    assert "from solution import *" in text and "check(find_zero)" in text
+    # The entry point by name; the prompt's helper (poly) from the prompt's own text.
+    assert "import *" not in text and "check(find_zero)" in text
+    assert "from solution import find_zero\n" in text and "def poly(" in text
 
 
 @pytest.mark.slow

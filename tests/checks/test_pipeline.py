@@ -71,7 +71,9 @@ def test_coverage_and_complexity_are_measured(good: CheckReport) -> None:
     assert coverage.data["branches"] > coverage.data["covered_branches"]
     assert coverage.data["test_set_sha256"] == good.gate("tests.pass").data["test_set_sha256"]
     (function,) = good.gate("complexity").data["functions"]
-    assert (function["name"], function["m"], function["radon_m"]) == ("clamp", 3, 3)
+    # Named by its line: a function's name is the candidate's text.
+    assert "name" not in function
+    assert (function["line"], function["m"], function["radon_m"]) == (1, 3, 3)
     assert function["m"] == function["edges"] - function["nodes"] + 2 * function["components"]
 
 
@@ -98,9 +100,9 @@ def test_failing_test_is_a_veto() -> None:
     assert report.required_failed == ("tests.pass",)
     # The assertion text quotes the hidden test: operator-only, never evidence.
     excerpt = report.evidence[gate.evidence_index - 1].excerpt  # type: ignore[operator]
-    assert "test_below: failed (AssertionError)" in excerpt
+    assert "test #1: failed (AssertionError)" in excerpt and "test_below" not in excerpt
     assert "assert" not in excerpt.replace("AssertionError", "")
-    assert any("assert 10 == 0" in text for text in report.reference_detail)
+    assert any(block.contains("assert 10 == 0") for block in report.reference_detail)
 
 
 def test_syntax_error_fails_parse_and_skips_what_needs_a_tree() -> None:
@@ -240,7 +242,7 @@ def test_property_tests_are_reported() -> None:
     excerpt = failed.evidence[failed.gate("properties").evidence_index - 1].excerpt  # type: ignore[operator]
     assert "failed (AssertionError)" in excerpt
     # The shrunk, derandomised counterexample quotes the test: operator-only detail.
-    detail = "\n".join(failed.reference_detail)
+    detail = "\n".join(block.reveal() for block in failed.reference_detail)
     assert "x=1" in detail and "hi=0" in detail and "x=1" not in excerpt
 
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from jurat.models._base import Frozen
 from jurat.models._evidence import EvidenceItem, GateOutcome
+from jurat.models._taint import Untrusted
 
 __all__ = [
+    "CASE_OUTCOMES",
+    "COVERAGE_ERRORS",
+    "RUN_REASONS",
+    "CaseOutcome",
     "CheckReport",
+    "CoverageError",
+    "RunReason",
     "CoverageStats",
     "Finding",
     "FunctionComplexity",
@@ -29,6 +36,34 @@ RunOutcome = Literal[
     "sandbox_error",
 ]
 """The fine outcome of one sandboxed test run; only ``passed`` lets ``tests.pass`` pass."""
+
+RunReason = Literal[
+    "all_passed",
+    "tests_failed",
+    "no_tests",
+    "collection_error",
+    "runner_crashed",
+    "harness_tampered",
+    "ended_early",
+    "no_report",
+    "cpu_limit",
+    "wall_limit",
+    "memory_limit",
+    "process_limit",
+    "output_cap",
+    "file_size_limit",
+    "unknown",
+]
+"""Why a run ended as it did: a closed set, so no harness or candidate words leave."""
+RUN_REASONS: frozenset[str] = frozenset(get_args(RunReason))
+
+CaseOutcome = Literal["passed", "failed", "error", "skipped", "incomplete", "not_run"]
+"""The outcome of one collected test."""
+CASE_OUTCOMES: frozenset[str] = frozenset(get_args(CaseOutcome))
+
+CoverageError = Literal["not_measured", "not_imported", "not_reported", "malformed"]
+"""Why coverage is missing: the candidate's process may report an error, never its text."""
+COVERAGE_ERRORS: frozenset[str] = frozenset(get_args(CoverageError))
 
 CHECK_SCHEMA = "jurat.check/v1"
 
@@ -53,15 +88,20 @@ class Finding(Frozen):
 class CaseResult(Frozen):
     """The outcome of one collected test."""
 
-    id: str
-    """pytest node id, e.g. ``test_solution.py::test_check``."""
-    outcome: str
+    index: int
+    """Place in collection order: how receipts, prompts and the board name the test."""
+    id: Untrusted
+    """pytest node id, e.g. ``test_solution.py::test_check[15-SECRET]``: it holds the
+    hidden test's file name, function name and parameters, so it is reference material,
+    shown only on the operator's terminal."""
+    outcome: CaseOutcome
     """``passed``, ``failed``, ``error``, ``skipped``, ``incomplete`` or ``not_run``."""
-    excerpt: str = ""
-    """Tail of the failure report (empty when passed). It quotes the test's source, so it
-    is reference material: never put it where a contributor can read it."""
+    excerpt: Untrusted = Untrusted("", "reference")
+    """Tail of the failure report (empty when passed). It quotes the test's source and the
+    candidate's values: reference material, for the operator's terminal only."""
     raised: str = ""
-    """Name of the exception that ended the test (``AssertionError``, ``CandidateGone``)."""
+    """Name of the exception that ended the test: a built-in one, a harness one
+    (``CandidateGone``), or ``CandidateException`` for a class the candidate named."""
     property: bool = False
     """Whether this is a hypothesis property test."""
 
@@ -74,7 +114,9 @@ class CoverageStats(Frozen):
     covered_lines: int
     """Statements executed at least once."""
     missing_lines: tuple[int, ...]
-    """Line numbers never executed."""
+    """Line numbers never executed, within the artifact's line count, at most 200."""
+    missing_count: int = 0
+    """How many lines were never executed (``missing_lines`` may be cut)."""
     branches: int
     """Branch destinations in the module."""
     covered_branches: int
@@ -82,7 +124,7 @@ class CoverageStats(Frozen):
     partial_branches: int
     """Branch points where only some destinations were taken."""
     percent: float
-    """coverage.py's combined line+branch percentage."""
+    """The combined line+branch percentage, recomputed by the host from the counts."""
 
 
 class SandboxRun(Frozen):
@@ -90,18 +132,22 @@ class SandboxRun(Frozen):
 
     outcome: RunOutcome
     """Fine outcome; decided by the harness, never by the candidate's output."""
-    detail: str
-    """One line explaining the outcome."""
+    reason: RunReason = "unknown"
+    """Why the run ended so, from a closed set."""
+    detail: str = ""
+    """One line explaining the outcome, written by the host from enums and counts."""
     tests: tuple[CaseResult, ...] = ()
     """Per-test outcomes, in collection order."""
-    collect_errors: tuple[str, ...] = ()
-    """Excerpts of collection errors (e.g. the candidate failed to import)."""
+    collect_errors: tuple[Untrusted, ...] = ()
+    """Excerpts of collection errors (reference material: they quote the tests)."""
     coverage: CoverageStats | None = None
     """Coverage of the candidate module, when measured."""
-    coverage_error: str | None = None
+    coverage_error: CoverageError | None = None
     """Why coverage could not be measured, if it was requested."""
-    output: str = ""
-    """Captured stdout+stderr (candidate-controlled, untrusted), cut at the cap."""
+    operator_note: Untrusted = Untrusted("", "reference")
+    """The harness's own one-line explanation: it may name tests, so operator only."""
+    output: Untrusted = Untrusted("", "candidate")
+    """Captured stdout+stderr (candidate-controlled), cut at the cap."""
     output_bytes: int = 0
     """Bytes of output read before the run ended."""
     output_truncated: bool = False
@@ -183,10 +229,11 @@ class CheckReport(Frozen):
     """sha256 of the candidate source, when known."""
     tool_versions: dict[str, str] = {}
     """Versions of every tool and policy the checks used."""
-    reference_detail: tuple[str, ...] = ()
-    """Operator-only detail that quotes the campaign's tests (failure excerpts, the run's
-    output). Reference material: never in evidence, judge prompts, receipts or anything a
-    contributor reads; ``jurat check`` prints it for the operator who holds the tests."""
+    reference_detail: tuple[Untrusted, ...] = ()
+    """Operator-only detail that quotes the campaign's tests and the candidate's output
+    (failure excerpts, test names, the run's output). Never in evidence, judge prompts,
+    receipts or anything a contributor reads; ``jurat check`` prints it, marked, for the
+    operator who holds the tests."""
 
     @property
     def ok(self) -> bool:

@@ -85,6 +85,7 @@ class Mutant(Frozen):
 
 
 # A site is (operator, node position in walk order, applier, description).
+_QUOTED_INT = 1_000_000
 _Applier = Callable[[ast.AST], None]
 
 
@@ -127,7 +128,10 @@ def _constant_sites(node: ast.Constant) -> Iterator[tuple[str, _Applier, str]]:
     if isinstance(value, bool):
         yield "CRP", _set_attr("value", not value), f"{value} -> {not value}"
     elif isinstance(value, int):
-        yield "CRP", _set_attr("value", value + 1), f"{value} -> {value + 1}"
+        # A literal's digits are the candidate's to choose (text spelled as a number):
+        # only small ones are quoted in the description a receipt carries.
+        text = f"{value} -> {value + 1}" if abs(value) < _QUOTED_INT else "integer + 1"
+        yield "CRP", _set_attr("value", value + 1), text
 
 
 def _set_attr(name: str, value: object, as_list: bool = False) -> _Applier:

@@ -40,6 +40,7 @@ from jurat.errors import ConfigError, DependencyError, SandboxError
 from jurat.models import DEFAULT_HARD_GATES, PYTHON_GATES
 from jurat.models._checks import PythonChecks
 from jurat.models._evidence import EvidenceItem, GateOutcome
+from jurat.models._taint import Untrusted
 
 __all__ = [
     "DEFAULT_HARD_GATES",
@@ -61,7 +62,7 @@ def _report(
     steps: Sequence[Step],
     hard_gates: Sequence[str],
     artifact_sha256: str,
-    detail: tuple[str, ...] = (),
+    detail: tuple[Untrusted, ...] = (),
 ) -> CheckReport:
     hard = list(dict.fromkeys(hard_gates))
     gates: list[GateOutcome] = []

@@ -91,6 +91,22 @@ def policy_for(policy_id: str) -> ImportPolicy:
         ) from None
 
 
+def policy_entry(name: str, policy: ImportPolicy) -> str:
+    """The entry of ``policy`` that ``name`` matched: the policy's words, never the
+    candidate's (``subprocess.anything`` matched ``subprocess``)."""
+    for patterns in (policy.denied_names, policy.warned_names):
+        for pattern in patterns:
+            if fnmatchcase(name, pattern):
+                return pattern
+    for modules in (policy.denied_modules, policy.warned_modules):
+        for module in modules:
+            if name == module or name.startswith(module + "."):
+                return module
+    if name in policy.denied_attributes or name in ("__builtins__", "getattr", "hasattr"):
+        return name
+    return "other"
+
+
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 

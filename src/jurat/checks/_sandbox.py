@@ -38,7 +38,6 @@ import os
 import secrets
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -46,8 +45,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from jurat.checks._cgroup import GroupStats, RunGroup
-from jurat.checks._models import CaseResult, CoverageStats, RunOutcome, SandboxRun
+from jurat.checks._cgroup import RunGroup
+from jurat.checks._models import SandboxRun
+from jurat.checks._sandbox_result import Ending, Reading, classify
 from jurat.errors import SandboxError
 from jurat.models._base import Frozen
 from jurat.models._checks import Limits
@@ -239,27 +239,12 @@ def _tests_control(config: dict[str, Any], nonce: str) -> int:
     return _memfd("jurat-control", header + body + nonce.encode("ascii") + b"\n")
 
 
-class _Reading(Frozen):
-    """What the host saw on the two output pipes."""
-
-    output: bytes
-    """Output kept (at most the cap): the tests' first, then the candidate's."""
-    total: int
-    """Bytes read in all."""
-    over_cap: bool
-    """The cap was exceeded (the run was killed)."""
-    timed_out: bool
-    """The wall-clock limit was reached (the run was killed)."""
-    candidate_ended_first: bool
-    """The candidate sandbox ended before the tests sandbox did (not killed by the host)."""
-
-
 def _read_outputs(
     tests: subprocess.Popen[bytes],
     candidate: subprocess.Popen[bytes],
     limits: Limits,
     groups: tuple[RunGroup, RunGroup],
-) -> _Reading:
+) -> Reading:
     """Read both sandboxes' output until the tests sandbox ends, a cap or the deadline."""
     assert tests.stdout is not None and candidate.stdout is not None
     tests_fd, candidate_fd = tests.stdout.fileno(), candidate.stdout.fileno()
@@ -295,8 +280,9 @@ def _read_outputs(
         for group in groups:
             group.kill_all()
     output = bytes(kept[tests_fd]) + bytes(kept[candidate_fd])
-    return _Reading(
+    return Reading(
         output=output,
+        tests_bytes=len(kept[tests_fd]),
         total=total,
         over_cap=over_cap,
         timed_out=timed_out,
@@ -402,7 +388,10 @@ def run_tests(
             fds={"--control": candidate_control, "--rx": to_candidate[0],
                  "--tx": from_candidate[1]},
         )  # fmt: skip
-        return _launch(rt, limits, (groups[0], groups[1]), (tests_side, candidate_side), nonce, fds)
+        lines = files[source_name].count("\n") + 1
+        return _launch(
+            rt, limits, (groups[0], groups[1]), (tests_side, candidate_side), nonce, fds, lines
+        )
     finally:
         for fd in fds:
             os.close(fd)
@@ -435,6 +424,7 @@ def _launch(
     sides: tuple[_Side, _Side],
     nonce: str,
     open_fds: list[int],
+    source_lines: int,
 ) -> SandboxRun:
     start = time.monotonic()
     tests = _spawn(rt, limits, groups[0], sides[0])
@@ -468,138 +458,14 @@ def _launch(
     # broken sandbox: it is reported as that limit.
     limit_hit = any(s.oom_kills or s.pids_max_hits for s in stats)
     if not started and not (reading.timed_out or limit_hit):
-        message = reading.output.decode("utf-8", "replace").strip()[-800:]
+        # Only the tests sandbox's output: bwrap's words, since its interpreter never
+        # started. The candidate sandbox's may be the candidate's, and this error is
+        # signed into the tests gate.
+        message = reading.output[: reading.tests_bytes].decode("utf-8", "replace")
         raise SandboxError(
             "the sandbox did not start (bwrap could not create its namespaces or mounts): "
-            + (message or f"exit status {tests.returncode}")
+            + (message.strip()[-800:] or f"exit status {tests.returncode}")
         )
-    ending = _Ending(reading=reading, tests=stats[0], candidate=stats[1],
-                     candidate_status=candidate.returncode)  # fmt: skip
-    return _classify(ending, result, wall, limits, cleanup_ok)
-
-
-class _Ending(Frozen):
-    """How the two sandboxes ended, as the host saw it."""
-
-    reading: _Reading
-    """Output and the host's own kills."""
-    tests: GroupStats
-    """The tests sandbox's cgroup counters."""
-    candidate: GroupStats
-    """The candidate sandbox's cgroup counters."""
-    candidate_status: int | None
-    """bwrap's exit status for the candidate sandbox (128 + n for signal n)."""
-
-    @property
-    def candidate_signal(self) -> str | None:
-        status = self.candidate_status
-        if status is None:
-            return None
-        number = -status if status < 0 else (status - 128 if status > 128 else 0)
-        try:
-            return signal.Signals(number).name if number else None
-        except ValueError:
-            return None
-
-
-def _classify(
-    ending: _Ending,
-    result: dict[str, Any] | None,
-    wall: float,
-    limits: Limits,
-    cleanup_ok: bool,
-) -> SandboxRun:
-    outcome, detail = _outcome(ending, result, limits)
-    result = result or {}
-    child = result.get("child") or {}
-    coverage, coverage_error = _coverage(result.get("coverage"))
-    exit_text = (
-        f"signal {child['signal']}"
-        if child.get("signal")
-        else (f"exit {child['code']}" if "code" in child else "unknown")
-    )
-    sig = ending.candidate_signal
-    candidate_exit = f"signal {sig}" if sig else f"exit {ending.candidate_status}"
-    reading = ending.reading
-    return SandboxRun(
-        outcome=outcome,
-        detail=detail,
-        tests=tuple(
-            CaseResult(
-                id=str(t.get("id", "")),
-                outcome=str(t.get("outcome", "not_run")),
-                excerpt=str(t.get("excerpt", "")),
-                raised=str(t.get("raised", "")),
-                property=bool(t.get("property", False)),
-            )
-            for t in result.get("tests", [])
-        ),
-        collect_errors=tuple(
-            f"{e.get('id', '')}: {e.get('excerpt', '')}" for e in result.get("collect_errors", [])
-        ),
-        coverage=coverage,
-        coverage_error=coverage_error,
-        output=reading.output.decode("utf-8", "replace"),
-        output_bytes=reading.total,
-        output_truncated=reading.over_cap,
-        wall_s=round(wall, 3),
-        cpu_s=float(child.get("cpu_s", 0.0)),
-        exit=exit_text,
-        candidate_exit=candidate_exit,
-        oom_kills=ending.tests.oom_kills + ending.candidate.oom_kills,
-        pids_max_hits=ending.tests.pids_max_hits + ending.candidate.pids_max_hits,
-        memory_peak_bytes=max(ending.tests.memory_peak_bytes, ending.candidate.memory_peak_bytes),
-        cleanup_ok=cleanup_ok,
-    )
-
-
-def _outcome(
-    ending: _Ending, result: dict[str, Any] | None, limits: Limits
-) -> tuple[RunOutcome, str]:
-    inner = str((result or {}).get("outcome", ""))
-    stats = (ending.tests, ending.candidate)
-    if any(s.oom_kills for s in stats) or (result or {}).get("memory_error"):
-        return "memory_limit", f"memory limit of {limits.memory_mb} MiB reached"
-    if any(s.pids_max_hits for s in stats):
-        return "process_limit", f"process limit of {limits.procs} reached"
-    if ending.reading.over_cap:
-        return "output_limit", f"output exceeded {limits.output_kb} KiB; truncated"
-    if inner == "output_limit" or ending.candidate_signal == "SIGXFSZ":
-        return "output_limit", "file size limit reached"
-    if ending.reading.timed_out:
-        return "timeout", f"wall-clock limit of {limits.wall_s:g} s reached"
-    # RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one; the host
-    # kills the candidate only after the tests ended, and OOM kills are counted above.
-    cpu_killed = ending.reading.candidate_ended_first and ending.candidate_signal in (
-        "SIGXCPU",
-        "SIGKILL",
-    )
-    if inner == "timeout" or cpu_killed:
-        return "timeout", f"cpu limit of {limits.cpu_s} s reached"
-    if result is None:
-        return "error", "the harness ended without reporting"
-    if inner in ("passed", "failed", "error"):
-        return inner, str(result.get("detail", ""))  # type: ignore[return-value]
-    return "error", f"unknown harness outcome {inner!r}"
-
-
-def _coverage(data: Any) -> tuple[CoverageStats | None, str | None]:
-    if data is None:
-        return None, None
-    if not isinstance(data, dict):
-        return None, "malformed coverage data"
-    if "error" in data:
-        return None, str(data["error"])[:2000]
-    try:
-        stats = CoverageStats(
-            statements=int(data["statements"]),
-            covered_lines=int(data["covered_lines"]),
-            missing_lines=tuple(int(x) for x in data["missing_lines"][:10_000]),
-            branches=int(data["branches"]),
-            covered_branches=int(data["covered_branches"]),
-            partial_branches=int(data["partial_branches"]),
-            percent=float(data["percent"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        return None, f"malformed coverage data: {exc}"
-    return stats, None
+    ending = Ending(reading=reading, tests=stats[0], candidate=stats[1],
+                    candidate_status=candidate.returncode)  # fmt: skip
+    return classify(ending, result, wall, limits, cleanup_ok, source_lines)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import keyword
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 else:
     from _sandbox_wire import Resolver, WireError, decode, encode, read_frame, write_frame
 
-__all__ = ["Candidate", "CandidateError", "Remote"]
+__all__ = ["Candidate", "CandidateError", "Remote", "exportable"]
 
 # Standard-library modules the candidate may hand over by name (``import math`` in a
 # HumanEval prompt, used by its check through ``from solution import *``): the tests
@@ -49,6 +50,38 @@ _SAFE_MODULES = frozenset(
     "hashlib heapq itertools json math numbers operator random re statistics string "
     "textwrap typing unicodedata".split()
 )
+
+
+def exportable(names: list[str], reserved: frozenset[str] = frozenset()) -> list[str]:
+    """The candidate's names that ``from <module> import *`` may bind in a test module.
+
+    The candidate chooses its names (and its ``__all__``), so a wrong answer defining
+    ``abs`` would replace the builtin inside the trusted test (``assert abs(x - y) <
+    1e-6`` then holds for anything). A star import therefore never yields a builtin, a
+    keyword, a private name, the name of a module already loaded here (``pytest``,
+    ``math``) or a name the campaign's test files bind (``reserved``). An explicit
+    ``from solution import name`` still reaches any of the candidate's names.
+    """
+    loaded = {name.split(".")[0] for name in sys.modules}
+    builtin_names = set(dir(builtins))
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        if (
+            not isinstance(name, str)
+            or not name.isidentifier()
+            or name.startswith("_")
+            or keyword.iskeyword(name)
+            or keyword.issoftkeyword(name)
+            or name in builtin_names
+            or name in loaded
+            or name in reserved
+            or name in seen
+        ):
+            continue
+        seen.add(name)
+        out.append(name)
+    return out
 
 
 class CandidateError(Exception):
@@ -144,8 +177,11 @@ class Candidate(Resolver):
         self._broken: str | None = None
         self.import_error: str | None = None
 
-    def install(self) -> None:
-        """Wait for the candidate's import and put the proxy module in ``sys.modules``."""
+    def install(self, reserved: frozenset[str] = frozenset()) -> None:
+        """Wait for the candidate's import and put the proxy module in ``sys.modules``.
+
+        ``reserved``: names the test files bind, which a star import must not rebind.
+        """
         try:
             hello = self._receive()
         except CandidateGone as exc:
@@ -158,18 +194,24 @@ class Candidate(Resolver):
             self.import_error = f"{str(error.get('type'))[:200]}: {str(error.get('message'))}"
         else:
             raise CandidateGone("the candidate process did not report its import")
-        sys.modules[self._module] = ProxyModule(self._module, self, names[:10_000])
+        exported = exportable(names[:10_000], reserved)
+        sys.modules[self._module] = ProxyModule(self._module, self, exported)
 
     def finish(self) -> Any:
-        """Coverage summary measured in the candidate process (candidate-reported data)."""
-        if self._broken or self.import_error:
-            return {"error": self._broken or "the candidate module failed to import"}
+        """Coverage summary measured in the candidate process (candidate-reported data).
+
+        Errors are named kinds only (the host maps anything else to ``not_measured``).
+        """
+        if self.import_error:
+            return {"error": "not_imported"}
+        if self._broken:
+            return {"error": "not_reported"}
         try:
             write_frame(self._tx, {"op": "finish"})
             reply = self._receive()
             return decode(reply.get("ok")) if isinstance(reply, dict) else None
-        except (CandidateError, WireError, OSError) as exc:
-            return {"error": f"coverage not reported: {exc}"}
+        except (CandidateError, WireError, OSError):
+            return {"error": "not_reported"}
 
     def send(self, value: Any) -> Any:
         """Encode a test-side argument; only plain data and candidate handles may cross."""

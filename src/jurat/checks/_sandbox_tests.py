@@ -255,9 +255,10 @@ def verdict(
         "MemoryError" in e["excerpt"] for e in collect_errors
     )
     coverage = by_kind["coverage"][-1].get("data") if "coverage" in by_kind else None
-    outcome, detail = _overall(forged, by_kind, collected, table, tests, child, config)
+    outcome, reason, detail = _overall(forged, by_kind, collected, table, tests, child, config)
     return {
         "outcome": outcome,
+        "reason": reason,
         "detail": detail,
         "tests": tests,
         "collect_errors": collect_errors,
@@ -275,40 +276,48 @@ def _overall(
     tests: list[dict[str, Any]],
     child: dict[str, Any],
     config: dict[str, Any],
-) -> tuple[str, str]:
+) -> tuple[str, str, str]:
+    # (outcome, reason, detail): the host reads only the first two (closed sets); the
+    # detail names tests and may quote the candidate, so it is kept for the operator.
     if forged:
-        return "error", f"harness_tampered: {forged}"
+        return "error", "harness_tampered", f"harness_tampered: {forged}"
     if "overflow" in by_kind:
-        return "error", "harness_tampered: event stream exceeded its size bound"
+        return "error", "harness_tampered", "harness_tampered: event stream exceeded its bound"
     unknown = sorted(set(table) - set(collected))
     if unknown:
-        return "error", f"harness_tampered: results for tests never collected: {unknown[:3]}"
+        return (
+            "error", "harness_tampered",
+            f"harness_tampered: results for tests never collected: {unknown[:3]}",
+        )  # fmt: skip
     if "done" not in by_kind:
         return _ended_early(child, config)
     if "crash" in by_kind:
-        return "error", "test runner crashed: " + str(by_kind["crash"][0].get("error", ""))
+        crash = str(by_kind["crash"][0].get("error", ""))
+        return "error", "runner_crashed", "test runner crashed: " + crash
     if by_kind.get("collect_error"):
-        return "error", "collection error: " + str(by_kind["collect_error"][0].get("id", ""))
+        where = str(by_kind["collect_error"][0].get("id", ""))
+        return "error", "collection_error", "collection error: " + where
     if not collected:
-        return "error", "no tests collected"
+        return "error", "no_tests", "no tests collected"
     bad = [t for t in tests if t["outcome"] != "passed"]
     if bad:
         counts: dict[str, int] = {}
         for test in bad:
             counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        return "failed", f"{len(collected) - len(bad)}/{len(collected)} passed ({summary})"
-    return "passed", f"{len(collected)}/{len(collected)} passed"
+        passed = f"{len(collected) - len(bad)}/{len(collected)} passed"
+        return "failed", "tests_failed", f"{passed} ({summary})"
+    return "passed", "all_passed", f"{len(collected)}/{len(collected)} passed"
 
 
-def _ended_early(child: dict[str, Any], config: dict[str, Any]) -> tuple[str, str]:
+def _ended_early(child: dict[str, Any], config: dict[str, Any]) -> tuple[str, str, str]:
     sig = child["signal"]
     if sig == "SIGXCPU" or child["cpu_s"] >= float(config["limits"]["cpu_s"]):
-        return "timeout", f"cpu limit of {config['limits']['cpu_s']} s reached"
+        return "timeout", "cpu_limit", f"cpu limit of {config['limits']['cpu_s']} s reached"
     if sig == "SIGXFSZ":
-        return "output_limit", "file size limit reached"
+        return "output_limit", "file_size_limit", "file size limit reached"
     how = f"signal {sig}" if sig else f"exit status {child['code']}"
-    return "error", f"test process ended before the run completed ({how})"
+    return "error", "ended_early", f"test process ended before the run completed ({how})"
 
 
 # --------------------------------------------------------------------------- test process
@@ -369,7 +378,7 @@ def run_pytest(config: dict[str, Any], emitter: Emitter, workdir: str, candidate
 
     if config["hypothesis"]:
         _hypothesis_profile()
-    candidate.install()
+    candidate.install(_reserved_names(config["files"]))
     plugin = _make_plugin(emitter)
     args = ["-s", "--disable-plugin-autoload", "-c", os.devnull, "--rootdir", workdir]
     for name in _DISABLED_PLUGINS:
@@ -379,6 +388,35 @@ def run_pytest(config: dict[str, Any], emitter: Emitter, workdir: str, candidate
     if config["coverage"]:
         emitter.emit("coverage", data=candidate.finish())
     emitter.emit("done", exitstatus=int(code))
+
+
+def _reserved_names(files: dict[str, str]) -> frozenset[str]:
+    """Every name the campaign's test files bind (docs/checks.md, "The tests' view").
+
+    ``from solution import *`` must never rebind one of them (nor a builtin, a keyword or
+    a loaded module's name: ``_sandbox_proxy.exportable`` adds those), whatever the
+    candidate defines: a candidate's ``abs`` or ``pytest`` would otherwise replace the
+    trusted test's own.
+    """
+    import ast
+
+    names: set[str] = set()
+    for text in files.values():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue  # pytest reports the file's collection error itself
+        for node in ast.walk(tree):
+            # Names only read (a helper the prompt defines, ``poly``) stay importable.
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+    return frozenset(names)
 
 
 def _hypothesis_profile() -> None:

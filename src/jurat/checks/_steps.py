@@ -3,6 +3,15 @@
 Seed 000, "Code correctness pipeline". Each step returns one gate outcome and,
 when it measured something, one evidence item (kind, tool and version, digest of
 the full content, short excerpt). ``_pipeline`` runs them and numbers the evidence.
+
+Taint rule (docs/checks.md, "What crosses into a trusted output"). A gate's ``detail``,
+its ``data`` and its evidence excerpt are signed into receipts, published on the board
+and shown to judges, so they hold only enums, counts, range-checked numbers, the
+policy's own words and digests. The candidate's text (a source line, an identifier, a
+parser or linter message quoting it, an integer literal of any size) and the hidden
+tests' text (node ids, parameters, assertion messages) never enter them: a test is
+named by its index in collection order, a function by its line, a finding by the policy
+entry it matched. The operator sees the rest through ``reference_detail``, marked.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from jurat.checks._lint import ruff_binary, rule_set, rule_set_id, run_ruff
 from jurat.checks._models import CaseResult, SandboxRun
 from jurat.checks._mutation import MUTATION_OPERATORS, mutants
 from jurat.checks._parse import declared_version, parse_candidate
-from jurat.checks._policy import inspect_operations, policy_for
+from jurat.checks._policy import inspect_operations, policy_entry, policy_for
 from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
 from jurat.errors import ConfigError, DependencyError, SandboxError
 from jurat.models import (
@@ -36,6 +45,7 @@ from jurat.models import (
 )
 from jurat.models._checks import Limits, PythonChecks
 from jurat.models._evidence import EvidenceItem, GateOutcome
+from jurat.models._taint import Untrusted
 
 __all__ = [
     "Plan",
@@ -55,6 +65,10 @@ EXCERPT_CHARS = 2000
 #: Why a step that needs the syntax tree was skipped.
 _PARSE_FAILED = f"{GATE_PYTHON_PARSE} failed"
 _TEST_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+#: A ruff rule code as ruff prints it; anything else is recorded as ``other``.
+_RULE_CODE = re.compile(r"^[A-Z]{1,4}[0-9]{1,4}$|^syntax$")
+#: Failing tests named (by index) in a gate's data; the count is always exact.
+_NAMED_TESTS = 50
 
 Step = tuple[GateOutcome, EvidenceItem | None]
 """A gate outcome and the evidence supporting it (None when nothing was measured)."""
@@ -125,9 +139,13 @@ def step_parse(source: str, config: PythonChecks) -> tuple[ast.Module | None, St
         )
         item = _evidence("parse", "python-ast", version, GATE_PYTHON_PARSE, data, "parsed")
         return tree, (gate, item)
-    data |= error.model_dump()
-    where = f"line {error.line}, column {error.column}"
-    detail = f"SyntaxError at {where}: {error.message}"
+    # The parser's message and the offending line quote the candidate: digest only.
+    data |= {
+        "line": error.line,
+        "column": error.column,
+        "message_sha256": Untrusted(error.message).sha256,
+    }
+    detail = f"SyntaxError at line {error.line}, column {error.column}"
     gate = GateOutcome(
         id=GATE_PYTHON_PARSE,
         outcome="fail",
@@ -136,8 +154,7 @@ def step_parse(source: str, config: PythonChecks) -> tuple[ast.Module | None, St
         detail=detail,
         data=data,
     )
-    excerpt = f"{detail}\n{error.text}"
-    return None, (gate, _evidence("parse", "python-ast", version, GATE_PYTHON_PARSE, data, excerpt))
+    return None, (gate, _evidence("parse", "python-ast", version, GATE_PYTHON_PARSE, data, detail))
 
 
 def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
@@ -147,7 +164,13 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
         return _skip(GATE_PYTHON_IMPORTS, "jurat", policy.id, _PARSE_FAILED)
     findings = inspect_operations(tree, policy)
     denied = [f for f in findings if f.severity == "deny"]
-    content = [f.model_dump() for f in findings]
+    # A finding is named by the policy entry it matched: the candidate's own dotted name
+    # (``subprocess.anything``) is its text.
+    content = [
+        {"rule": f.rule, "severity": f.severity, "entry": policy_entry(f.name, policy),
+         "line": f.line, "col": f.col}
+        for f in findings
+    ]  # fmt: skip
     data = {
         "policy": policy.id,
         "denied": len(denied),
@@ -163,7 +186,7 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
         detail=detail,
         data=data,
     )
-    lines = [f"{f.line}:{f.col} {f.rule} {f.severity} {f.message}" for f in findings]
+    lines = [f"{f['line']}:{f['col']} {f['rule']} {f['severity']} {f['entry']}" for f in content]
     excerpt = "\n".join(lines) or "no findings"
     return gate, _evidence("imports", "jurat", policy.id, GATE_PYTHON_IMPORTS, content, excerpt)
 
@@ -178,16 +201,19 @@ def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
         findings = run_ruff(
             source, selectors=plan.selectors, target=plan.target, filename=f"{plan.module}.py"
         )
-    except DependencyError as exc:
+    except DependencyError:
         gate = GateOutcome(
             id=GATE_LINT_RUFF,
             outcome="error",
             tool="ruff",
-            detail=str(exc),
+            detail="ruff could not run",
             data={"rule_set": set_id},
         )
         return gate, None
-    content = [f.model_dump() for f in findings]
+    # ruff's messages quote the candidate's identifiers: codes and places only.
+    content = [
+        {"code": _rule_code(f.code), "line": f.line, "column": f.column} for f in findings
+    ]
     data = {"rule_set": set_id, "findings": len(findings), "by_code": _count_codes(findings)}
     gate = GateOutcome(
         id=GATE_LINT_RUFF,
@@ -197,7 +223,7 @@ def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
         detail=f"{len(findings)} findings",
         data=data,
     )
-    lines = [f"{f.line}:{f.column} {f.code} {f.message}" for f in findings]
+    lines = [f"{f['line']}:{f['column']} {f['code']}" for f in content]
     excerpt = f"rule set {set_id}\n" + ("\n".join(lines) or "no findings")
     return gate, _evidence("lint", "ruff", version, GATE_LINT_RUFF, content, excerpt)
 
@@ -205,8 +231,13 @@ def step_lint(source: str, tree: ast.Module | None, plan: Plan) -> Step:
 def _count_codes(findings: Sequence[Any]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for finding in findings:
-        counts[finding.code] = counts.get(finding.code, 0) + 1
+        code = _rule_code(finding.code)
+        counts[code] = counts.get(code, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def _rule_code(code: str) -> str:
+    return code if _RULE_CODE.match(code) else "other"
 
 
 def step_tests(
@@ -229,6 +260,7 @@ def step_tests(
             hypothesis=plan.hypothesis,
         )
     except SandboxError as exc:
+        # The message is the host's own (it never quotes the sandboxes' output).
         data = {"outcome": "sandbox_error", "message": str(exc)}
         gate = GateOutcome(
             id=GATE_TESTS_PASS,
@@ -248,13 +280,15 @@ def _test_targets(plan: Plan) -> list[str]:
 
 
 def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> Step:
-    failing = [t.id for t in run.tests if t.outcome != "passed"]
+    failing = [t.index for t in run.tests if t.outcome != "passed"]
     data = {
         "outcome": run.outcome,
+        "reason": run.reason,
         "explanation": run.detail,
         "collected": run.collected,
         "passed": run.passed,
-        "not_passed": failing[:50],
+        "not_passed": failing[:_NAMED_TESTS],
+        "not_passed_count": len(failing),
         "wall_s": run.wall_s,
         "cpu_s": run.cpu_s,
         "exit": run.exit,
@@ -277,9 +311,12 @@ def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> St
     content = {
         "outcome": run.outcome,
         "detail": run.detail,
-        "tests": [t.model_dump() for t in run.tests],
-        "collect_errors": list(run.collect_errors),
-        "output": run.output,
+        "tests": [
+            {"index": t.index, "outcome": t.outcome, "raised": t.raised, "property": t.property}
+            for t in run.tests
+        ],
+        "collect_errors": len(run.collect_errors),
+        "output": run.output.summary(),
         "output_truncated": run.output_truncated,
         "test_set_sha256": plan.test_set_sha256,
     }
@@ -289,16 +326,17 @@ def _tests_gate(run: SandboxRun, plan: Plan, limits: Limits, version: str) -> St
 
 
 def _tests_excerpt(run: SandboxRun) -> str:
-    """What a judge may read about the test run: outcomes only.
+    """What a judge may read about the test run: outcomes by test index only.
 
-    Failure excerpts quote the campaign's tests (their source and assertion
-    text) and the run's output can echo hidden test inputs: both are
-    reference material (docs/receipt-format.md, "Reference material"), so
-    they go to ``reference_detail`` for the operator and never into evidence.
+    Test ids name the hidden tests and their parameters, failure excerpts quote their
+    source and assertion text, and the run's output can echo hidden test inputs: all
+    reference material (docs/receipt-format.md, "Reference material"), so they go to
+    ``reference_detail`` for the operator and never into evidence.
     """
     lines = [f"{run.outcome}: {run.detail}"]
-    lines += [f"{t.id}: {_case_summary(t)}" for t in run.tests if t.outcome != "passed"]
-    lines += [f"collection error in {e.split(':', 1)[0]}" for e in run.collect_errors[:5]]
+    lines += [f"test #{t.index}: {_case_summary(t)}" for t in run.tests if t.outcome != "passed"]
+    if run.collect_errors:
+        lines.append(f"collection errors: {len(run.collect_errors)}")
     if run.output_bytes:
         flag = ", truncated at the cap" if run.output_truncated else ""
         lines.append(f"output: {run.output_bytes} bytes (not shown{flag})")
@@ -309,15 +347,27 @@ def _case_summary(case: CaseResult) -> str:
     return f"{case.outcome} ({case.raised})" if case.raised else case.outcome
 
 
-def reference_detail(run: SandboxRun | None) -> tuple[str, ...]:
-    """Operator-only detail of a test run: failure excerpts, collection errors, output."""
+def reference_detail(run: SandboxRun | None) -> tuple[Untrusted, ...]:
+    """Operator-only detail of a test run: which index is which test, failure excerpts,
+    collection errors, output. Each block starts ``--- test #i`` (or ``--- collection
+    error``, ``--- output``) so the operator can map the indexes a receipt names."""
     if run is None:
         return ()
-    detail = [f"--- {t.id} {t.outcome}\n{t.excerpt[-1200:]}" for t in run.tests if t.excerpt]
-    detail += [f"--- collection error\n{e[-1200:]}" for e in run.collect_errors[:3]]
+    detail = [
+        Untrusted(
+            f"--- test #{t.index} {t.outcome} {t.id.reveal()}\n{t.excerpt.reveal()[-1200:]}",
+            "reference",
+        )
+        for t in run.tests
+        if t.outcome != "passed"
+    ]
+    detail += [
+        Untrusted(f"--- collection error\n{e.reveal()[-1200:]}", "reference")
+        for e in run.collect_errors[:3]
+    ]
     if run.output:
         flag = " (truncated at the cap)" if run.output_truncated else ""
-        detail.append(f"--- output{flag}\n{run.output[:2000]}")
+        detail.append(Untrusted(f"--- output{flag}\n{run.output.reveal()[:2000]}", "candidate"))
     return tuple(detail)
 
 
@@ -329,7 +379,8 @@ def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> S
     if run is None:
         return _skip(GATE_COVERAGE, "coverage", version, "tests did not run")
     if run.coverage is None:
-        why = run.coverage_error or f"not measured: the test run ended with {run.outcome}"
+        kind = run.coverage_error or "not_measured"
+        why = f"{kind}: the test run ended with {run.outcome}"
         gate = GateOutcome(
             id=GATE_COVERAGE, outcome="error", tool="coverage", tool_version=version, detail=why
         )
@@ -346,6 +397,7 @@ def step_coverage(run: SandboxRun | None, plan: Plan, config: PythonChecks) -> S
     }
     data["missing_lines"] = list(cov.missing_lines)
     detail = f"lines {line_pct:.1f}%, branches {branch_pct:.1f}%"
+    # Every number here was range-checked by the host (checks/_sandbox_result.py).
     gate = GateOutcome(
         id=GATE_COVERAGE,
         outcome="pass",
@@ -370,7 +422,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
     failed = [t for t in props if t.outcome != "passed"]
     data = {
         "properties": len(props),
-        "failed": [t.id for t in failed],
+        "failed": [t.index for t in failed],
         "settings": "derandomize=True, database=None, deadline=None",
     }
     gate = GateOutcome(
@@ -381,7 +433,7 @@ def step_properties(run: SandboxRun | None, plan: Plan) -> Step:
         detail=f"{len(props) - len(failed)}/{len(props)} properties hold",
         data=data,
     )
-    lines = [f"{t.id}: {_case_summary(t)}" for t in props]
+    lines = [f"test #{t.index}: {_case_summary(t)}" for t in props]
     return gate, _evidence(
         "properties", "hypothesis", version, GATE_PROPERTIES, data, "\n".join(lines)
     )
@@ -393,7 +445,8 @@ def step_complexity(tree: ast.Module | None) -> Step:
     if tree is None:
         return _skip(GATE_COMPLEXITY, "jurat", CFG_POLICY, _PARSE_FAILED)
     functions = function_complexity(tree)
-    rows = [f.model_dump() for f in functions]
+    # Functions are named by their line: their names are the candidate's text.
+    rows = [f.model_dump(exclude={"name"}) for f in functions]
     data = {
         "policy": CFG_POLICY,
         "radon": radon_version,
@@ -410,7 +463,7 @@ def step_complexity(tree: ast.Module | None) -> Step:
         data=data,
     )
     lines = [
-        f"{f.name} (line {f.line}): E={f.edges} N={f.nodes} P={f.components} M={f.m} "
+        f"function at line {f.line}: E={f.edges} N={f.nodes} P={f.components} M={f.m} "
         f"radon={f.radon_m}"
         for f in functions
     ]

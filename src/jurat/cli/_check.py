@@ -239,8 +239,8 @@ def _print_table(report: CheckReport, candidate: Path, why: str) -> None:
         elif gate.outcome == "error":
             message = escape(str(gate.data.get("message", gate.detail)))
             console.print(f"[bold]{gate.id}[/bold]: {message}")
-    for text in report.reference_detail:
-        console.print(text, markup=False)
+    for block in report.reference_detail:
+        console.print(block.for_operator(), markup=False)
     required = [gate.id for gate in report.gates if gate.required]
     # A required gate these checks do not record can never pass: it is listed too.
     required += [g for g in report.required_failed if g not in required]

@@ -48,9 +48,13 @@ from jurat.models._policy import (
     RiskTier,
     Rubric,
 )
+from jurat.models._taint import Origin, TaintError, Untrusted
 from jurat.models._vote import Vote
 
 __all__ = [
+    "Origin",
+    "TaintError",
+    "Untrusted",
     "ARCV_SCORE_KEYS",
     "DEFAULT_HARD_GATES",
     "GATE_COMPLEXITY",

@@ -1,12 +1,12 @@
 """The evidence behind a decision, in the operator's words, root cause first.
 
 ``jurat run`` prints these lines after its table (cli/_summary.py). They say what the
-gates measured, from each gate's ``data`` (the failing test ids, the denied modules, the
-lint codes, where the parse failed), and, for the operator only, the first assertion line
-of a failing test from ``CheckReport.reference_detail``. That detail quotes the campaign's
-tests, which are reference material: it reaches the terminal through ``JobResult`` and
-nothing else. Receipts, the ledger, telemetry and the report are contributor-visible and
-never carry it (docs/receipt-format.md §11).
+gates measured, from each gate's ``data`` (the failing tests by index, the policy entries
+denied, the lint codes, where the parse failed), and, for the operator only, each
+failing test's name and the first assertion line from ``CheckReport.reference_detail``.
+That detail quotes the campaign's tests, which are reference material: it reaches the
+terminal through ``JobResult`` and nothing else. Receipts, the ledger, telemetry and the
+report are contributor-visible and never carry it (docs/receipt-format.md §11).
 
 Order: a gate that ran and failed is the root cause and comes first, then gates that
 could not run (errored, missing), then the gates skipped because of them: a candidate
@@ -26,6 +26,7 @@ from jurat.models import (
     GATE_TESTS_PASS,
     Frozen,
     GateOutcome,
+    Untrusted,
 )
 
 __all__ = ["Line", "gate_lines", "not_passed", "root_causes"]
@@ -70,7 +71,7 @@ def root_causes(hard_gates: Sequence[str], gates: Sequence[GateOutcome]) -> list
     return [gate_id for gate_id, outcome in not_passed(hard_gates, gates) if outcome == "fail"]
 
 
-def gate_lines(gate: GateOutcome, reference_detail: Sequence[str] = ()) -> list[Line]:
+def gate_lines(gate: GateOutcome, reference_detail: Sequence[Untrusted] = ()) -> list[Line]:
     """What ``gate`` found, in one line (plus the operator-only assertion lines of tests)."""
     data = gate.data
     if gate.outcome == "fail" and gate.id == GATE_PYTHON_PARSE:
@@ -88,10 +89,10 @@ def gate_lines(gate: GateOutcome, reference_detail: Sequence[str] = ()) -> list[
 
 
 def _parse_line(data: Mapping[str, Any], detail: str) -> str:
-    line, column, message = data.get("line"), data.get("column"), data.get("message")
-    if line is None or message is None:
+    line, column = data.get("line"), data.get("column")
+    if line is None:
         return f"{GATE_PYTHON_PARSE} failed: {detail}"
-    return f"{GATE_PYTHON_PARSE} failed: line {line}, column {column}: {message}"
+    return f"{GATE_PYTHON_PARSE} failed: line {line}, column {column}"
 
 
 def _named(names: Sequence[str]) -> str:
@@ -103,7 +104,7 @@ def _named(names: Sequence[str]) -> str:
 def _imports_line(data: Mapping[str, Any], detail: str) -> str:
     findings = data.get("findings")
     denied = [
-        f"{f.get('name')} (line {f.get('line')})"
+        f"{f.get('entry')} (line {f.get('line')})"
         for f in (findings if isinstance(findings, list) else [])
         if isinstance(f, dict) and f.get("severity") == "deny"
     ]
@@ -125,9 +126,9 @@ def _lint_line(data: Mapping[str, Any], detail: str) -> str:
 
 
 def _tests_lines(
-    data: Mapping[str, Any], detail: str, reference_detail: Sequence[str]
+    data: Mapping[str, Any], detail: str, reference_detail: Sequence[Untrusted]
 ) -> list[Line]:
-    ids = [str(t) for t in data.get("not_passed") or () if isinstance(t, str)]
+    ids = [f"test #{t}" for t in data.get("not_passed") or () if type(t) is int]
     collected = data.get("collected")
     passed = data.get("passed")
     outcome = str(data.get("outcome") or detail)
@@ -141,13 +142,13 @@ def _tests_lines(
         head = f"{GATE_TESTS_PASS} failed{how or f': {detail}'}"
     lines = [Line(text=head)]
     first = ids[0] if ids else None
-    quoted = _assertion(reference_detail, first)
+    quoted = _assertion([b.reveal() for b in reference_detail], first)
     lines += [Line(text=q, reference=True, depth=1) for q in quoted]
     return lines
 
 
 def _assertion(reference_detail: Sequence[str], test_id: str | None) -> list[str]:
-    """The failing statement (pytest's ``>`` line) and its first ``E`` line, for one test;
+    """The test's name, its failing statement (pytest's ``>`` line) and first ``E`` line;
     without a failing test, the first error of a collection failure."""
     if test_id is not None:
         header = f"--- {test_id} "
@@ -157,7 +158,8 @@ def _assertion(reference_detail: Sequence[str], test_id: str | None) -> list[str
                      None)
     if block is None:
         return []
-    body = block.splitlines()[1:]
+    head, *body = block.splitlines()
+    name = head.split(" ", 4)[4] if test_id is not None and head.count(" ") >= 4 else None
     source = next((ln[1:].strip() for ln in body if ln.startswith(">")), None)
     error = next((ln[1:].strip() for ln in body if ln.startswith("E ")), None)
-    return [q for q in (source, f"E {error}" if error else None) if q]
+    return [q for q in (name, source, f"E {error}" if error else None) if q]

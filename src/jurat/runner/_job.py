@@ -23,6 +23,7 @@ from jurat.models import (
     EvidenceItem,
     GateOutcome,
     Policy,
+    Untrusted,
     Vote,
 )
 from jurat.runner._execute import Execution
@@ -56,7 +57,7 @@ class JobResult:
     reused: bool = False
     judges_skipped: str | None = None
     """Why no judge was asked, as the receipt records it (``inputs.judges_skipped``)."""
-    reference_detail: tuple[str, ...] = ()
+    reference_detail: tuple[Untrusted, ...] = ()
     """Operator-only check detail (``CheckReport.reference_detail``); never persisted."""
     receipt_seq: int | None = None
     """The ledger entry of its receipt: what its inclusion proof proves."""
@@ -68,7 +69,7 @@ class Checked:
 
     gates: list[GateOutcome]
     evidence: list[EvidenceItem]
-    reference_detail: tuple[str, ...] = ()
+    reference_detail: tuple[Untrusted, ...] = ()
     """Operator-only (see ``JobResult``)."""
 
 
