@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import builtins
 import signal
-from typing import Any
+from typing import Any, cast
 
 from jurat.checks._cgroup import GroupStats
 from jurat.checks._models import (
     CASE_OUTCOMES,
     COVERAGE_ERRORS,
     RUN_REASONS,
+    CaseOutcome,
     CaseResult,
     CoverageError,
     CoverageStats,
@@ -185,7 +186,7 @@ def _case(index: int, entry: object) -> CaseResult:
     return CaseResult(
         index=index,
         id=Untrusted(str(data.get("id", "")), "reference"),
-        outcome=_closed(data.get("outcome"), CASE_OUTCOMES, "error"),
+        outcome=cast(CaseOutcome, _closed(data.get("outcome"), CASE_OUTCOMES, "error")),
         excerpt=Untrusted(str(data.get("excerpt", "")), "reference"),
         raised=exception_kind(data.get("raised")),
         property=data.get("property") is True,

@@ -9,6 +9,7 @@ appended to the ledger and written to ``--out``. Works for jobs of `jurat run` a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from jurat.cli._exit import ExitCode
 from jurat.errors import ConfigError
@@ -22,7 +23,7 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
     import pydantic
 
     from jurat.ledger import decode_receipt, open_ledger
-    from jurat.models import Adjudication
+    from jurat.models import Adjudication, AdjudicationDisposition
     from jurat.receipts import load_or_create_default_key, load_private_key
     from jurat.service._adjudication import adjudicated_receipt
     from jurat.service._errors import Refused
@@ -30,7 +31,9 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
     from jurat.service._service import now_utc
 
     try:
-        adjudication = Adjudication(reviewer=reviewer, at=now_utc(), disposition=disposition,
+        # The record checks the word; a wrong one is the ValidationError below.
+        adjudication = Adjudication(reviewer=reviewer, at=now_utc(),
+                                    disposition=cast(AdjudicationDisposition, disposition),
                                     rationale=rationale)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]

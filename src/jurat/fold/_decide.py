@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from jurat.errors import FoldInputError
 from jurat.fold._adjudication import apply_adjudication
@@ -28,6 +29,7 @@ from jurat.models import (
     Adjudication,
     CriterionOutcome,
     Decision,
+    Disposition,
     GateOutcome,
     JudgeConfig,
     Policy,
@@ -43,6 +45,11 @@ FOLD_RULE_V1 = "jurat.fold/v1"
 FOLD_RULES = (FOLD_RULE_V1, FOLD_RULE)
 RUBRIC_OPERATOR = "median-of-judge-medians"
 
+
+
+def _word(disposition: str) -> Disposition:
+    # The rules below only ever produce the three words; the record re-checks them.
+    return cast(Disposition, disposition)
 
 def decide(
     policy: Policy,
@@ -163,7 +170,7 @@ def _rubric(
     n = len(labels)
     counted = len(families) if rule != FOLD_RULE_V1 else None
     valid_samples = len(sample_labels)
-    base = {
+    base: dict[str, Any] = {
         "kind": "rubric",
         "fold_rule": rule,
         "gates_failed": veto.failed,
@@ -179,7 +186,7 @@ def _rubric(
         disposition, why = veto.apply(
             "escalate", [f"too few independent votes: 0 of {tier.votes} required"]
         )
-        return Decision(disposition=disposition, reasons=tuple(why), **base)
+        return Decision(disposition=_word(disposition), reasons=tuple(why), **base)
     panel = rubric.median(list(per_judge.values()))
     verdict = rubric.eligibility(panel)
     top = max(labels.count("accept"), labels.count("reject"))
@@ -192,7 +199,7 @@ def _rubric(
         ]
     disposition, why = veto.apply(disposition, why)
     return Decision(
-        disposition=disposition,
+        disposition=_word(disposition),
         reasons=tuple(why),
         scores={cid: float(v) for cid, v in zip(rubric.ids, panel, strict=True)},
         q=float(verdict.q),
@@ -298,7 +305,7 @@ def _pairwise(
     return Decision(
         kind="pairwise",
         fold_rule=rule,
-        disposition=disposition,
+        disposition=_word(disposition),
         reasons=tuple(why),
         gates_failed=veto.failed,
         label=panel.majority if panel else None,

@@ -59,7 +59,7 @@ def fold_grounding(
     findings: list[ClaimFinding] = []
     for claim in claims:
         criterion = claim_criterion(claim.id)
-        per_judge = {
+        per_judge: dict[str, str] = {
             j.id: fold_claim(_judge_samples(votes, j.id, criterion, grounding.samples)).label
             for j in policy.judges
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Required, TypedDict, Unpack
+from typing import Any, Required, TypedDict, Unpack, cast
 
 import pydantic
 
@@ -234,7 +234,8 @@ def _statement(
         predicate = DecisionPredicate(
             jurat_version=jurat_version,
             fold_rule=decision.fold_rule,
-            replay_fidelity_level=replay_fidelity_level,
+            # The record re-checks the label; mypy cannot follow it from the caller.
+            replay_fidelity_level=cast(ReplayFidelity, replay_fidelity_level),
             campaign=CampaignPart(
                 id=policy.id,
                 kind=policy.kind,

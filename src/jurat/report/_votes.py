@@ -15,7 +15,7 @@ shown only beside the label, and only when it differs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 
@@ -168,7 +168,7 @@ def vote_row(kind: str, raw: Mapping[str, Any], rubric: Mapping[str, Any]) -> Vo
         attempts=as_int(raw.get("attempts")) or 1,
         label=label,
         said=said,
-        said_tone=tone,
+        said_tone=cast(Tone, tone),
         presented=presented,
         summary=summary,
         explanation=explanation,

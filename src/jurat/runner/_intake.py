@@ -21,6 +21,7 @@ import os
 import stat
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import CampaignError
@@ -291,7 +292,7 @@ def intake_spec(
         return _read(campaign, rel, field, cap=limits.max_artifact_bytes, what=what,
                      key="max_artifact_bytes")
 
-    common = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
+    common: dict[str, Any] = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
               "task": spec.task, "tests": tests}
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
