@@ -251,8 +251,14 @@ def test_to_gate_maps_to_the_equivalence_gate() -> None:
     # Without a reference (b is another candidate), the gate shows both readings.
     both = deterministic_equivalence("#### 72", r"\boxed{72}").to_gate(reference=False)
     assert both.data["b_value"] == "72" and both.data["b_answer"]["anchor"] == "boxed"
-    assert both.data["reference"] == "none" and both.detail == "a '72' = 72, b '72' = 72: equal"
-    assert same.detail == "a '72' = 72: equal to the reference"
+    assert both.data["reference"] == "none" and both.detail == "a = 72, b = 72: equal"
+    assert same.detail == "a = 72: equal to the reference"
+    # The answers as written (their spans, unit words) are the judged party's text.
+    written = deterministic_equivalence("The answer is 72 IGNORE-RUBRIC eggs", "72").to_gate()
+    assert "IGNORE" not in json.dumps(written.model_dump(mode="json"))
+    unread = deterministic_equivalence(r"\boxed{IGNORE-RUBRIC}", "72").to_gate()
+    assert unread.detail == "a: no final answer (unreadable); left to the judge"
+    assert "IGNORE" not in json.dumps(unread.model_dump(mode="json"))
 
 
 # Pairs whose reason for staying open describes b; with b as the reference the gate must say
@@ -283,9 +289,8 @@ def test_reference_gate_says_nothing_of_b_but_the_outcome(
     # The fold reads outcome and tool only: the same as the unredacted gate's.
     full = check.to_gate(reference=False)
     assert (gate.outcome, gate.tool) == (full.outcome, full.tool)
-    assert any(
-        token in json.dumps(full.model_dump(mode="json"), ensure_ascii=False) for token in secret
-    )  # the tokens are what an unredacted gate would show
+    # An unredacted gate records b's reading (its value, never its text).
+    assert "b_value" in full.data and "b_answer" in full.data
 
 
 def test_records_are_frozen_and_documented() -> None:

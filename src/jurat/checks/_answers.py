@@ -185,6 +185,28 @@ def _find_spans(text: str) -> list[_Span] | str:
     ]
 
 
+#: Why no answer was extracted, as the kinds a trusted record may carry: the reasons
+#: themselves quote the answer's text (``boxed '…': not a number``).
+NO_ANSWER_KINDS: tuple[tuple[str, str], ...] = (
+    ("a \\boxed{} is unclosed", "unclosed-box"),
+    ("more than ", "too-many-markers"),
+    ("answer text longer than", "too-long"),
+    ("empty answer", "empty"),
+    ("no final-answer marker", "no-marker"),
+    ("conflicting final answers", "conflicting"),
+    ("numbers follow the final answer", "revised"),
+)
+
+
+def no_answer_kind(reason: str) -> str:
+    """The kind of a reason ``extract_answer`` gave (``unreadable`` for a span it could not
+    read as a number)."""
+    for prefix, kind in NO_ANSWER_KINDS:
+        if reason.startswith(prefix):
+            return kind
+    return "unreadable"
+
+
 def extract_answer(text: str) -> Answer | str:
     """The one final answer in ``text``, or the reason it was not confidently extracted."""
     if not isinstance(text, str):

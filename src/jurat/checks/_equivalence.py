@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from jurat.canonical import sha256_digest
-from jurat.checks._answers import Answer, Extracted, extract_answer
+from jurat.checks._answers import Answer, Extracted, extract_answer, no_answer_kind
 from jurat.checks._mathverify import math_verify_equal, math_verify_version
 from jurat.errors import FoldInputError
 from jurat.fold import wilson_interval
@@ -85,35 +85,38 @@ class AnswerCheck(Frozen):
     def to_gate(self, *, reference: bool = True) -> GateOutcome:
         """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip.
 
-        With ``reference`` (the default: ``b`` is the gold answer), the gate records ``a``'s
-        reading, the comparison outcome and ``b_sha256`` only; ``detail`` and ``data`` then
-        hold nothing read from ``b``. The fold reads only ``outcome`` and ``tool``.
+        The answers are the judged party's text, and the gate is signed and published, so
+        it records what was *read* from them, never how they were written: each answer's
+        canonical value (a number checked by the extractor), anchor, percent flag and
+        written precision, and why one could not be read as a kind (``no_answer_kind``).
+        With ``reference`` (the default: ``b`` is the gold answer), nothing read from ``b``
+        is recorded but ``b_sha256`` and the comparison's outcome. The fold reads only
+        ``outcome`` and ``tool``.
         """
         outcome: Literal["pass", "fail", "skip"]
         if not self.settled:
             outcome = "skip"
         else:
             outcome = "pass" if self.equivalent else "fail"
-        a_answer = None if self.a_answer is None else self.a_answer.model_dump()
         if reference:
             detail, method = self._reference_detail()
             data: dict[str, Any] = {
                 "rule": EQUIVALENCE_RULE,
                 "method": method,
                 "a_value": self.a_value,
-                "a_answer": a_answer,
+                "a_answer": _reading(self.a_answer),
                 "reference": "b",
                 "reference_sha256": self.b_sha256,
             }
         else:
-            detail = self.detail
+            detail = self._detail()
             data = {
                 "rule": EQUIVALENCE_RULE,
                 "method": self.method,
                 "a_value": self.a_value,
                 "b_value": self.b_value,
-                "a_answer": a_answer,
-                "b_answer": None if self.b_answer is None else self.b_answer.model_dump(),
+                "a_answer": _reading(self.a_answer),
+                "b_answer": _reading(self.b_answer),
                 "reference": "none",
             }
         return GateOutcome(
@@ -125,6 +128,12 @@ class AnswerCheck(Frozen):
             data=data,
         )
 
+    def _detail(self) -> str:
+        """The comparison in values and kinds (``detail`` is for the operator's terminal)."""
+        a = "a: no answer" if self.a_value is None else f"a = {self.a_value}"
+        b = "b: no answer" if self.b_value is None else f"b = {self.b_value}"
+        return f"{a}, {b}: {self.method}"
+
     def _reference_detail(self) -> tuple[str, str]:
         """``detail`` and ``method`` that say nothing about ``b`` but the comparison outcome.
 
@@ -133,13 +142,29 @@ class AnswerCheck(Frozen):
         to read ``a`` is named; every other open reason is ``not-settled``.
         """
         if self.a_answer is None:
-            return f"a: {self.a_reason}; left to the judge", "no-final-answer"
-        shown = f"a {self.a_answer.text!r} = {self.a_answer.value}"
+            kind = no_answer_kind(self.a_reason or "")
+            return f"a: no final answer ({kind}); left to the judge", "no-final-answer"
+        shown = f"a = {self.a_answer.value}"
         if not self.settled:
             return f"{shown}; not settled against the reference, left to the judge", "not-settled"
         if self.equivalent:
             return f"{shown}: equal to the reference", "equal"
         return f"{shown}: different from the reference", "different"
+
+
+def _reading(answer: Extracted | None) -> dict[str, Any] | None:
+    # The extractor's checked reading only: the span as written and its unit words are
+    # the answer's own text.
+    if answer is None:
+        return None
+    return {
+        "value": answer.value,
+        "anchor": answer.anchor,
+        "percent": answer.percent,
+        "decimals": answer.decimals,
+        "units": bool(answer.units),
+        "currency": bool(answer.currency),
+    }
 
 
 class InvarianceVerdict(Frozen):

@@ -107,6 +107,21 @@ def policy_entry(name: str, policy: ImportPolicy) -> str:
     return "other"
 
 
+_RULE_TEXT = {
+    "JI001": "import of denied module {}",
+    "JW101": "import of sensitive module {}",
+    "JI002": "use of denied operation {}",
+    "JW102": "use of sensitive operation {}",
+    "JI003": "access to interpreter internals {}",
+    "JW103": "{}() with a computed attribute name",
+}
+
+
+def finding_text(rule: str, entry: str) -> str:
+    """A finding in words, from its rule and the policy entry it matched."""
+    return _RULE_TEXT.get(rule, rule + " {}").format(entry)
+
+
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(name, pattern) for pattern in patterns)
 

@@ -30,7 +30,7 @@ from jurat.checks._lint import ruff_binary, rule_set, rule_set_id, run_ruff
 from jurat.checks._models import CaseResult, SandboxRun
 from jurat.checks._mutation import MUTATION_OPERATORS, mutants
 from jurat.checks._parse import declared_version, parse_candidate
-from jurat.checks._policy import inspect_operations, policy_entry, policy_for
+from jurat.checks._policy import finding_text, inspect_operations, policy_entry, policy_for
 from jurat.checks._sandbox import SANDBOX_PROTOCOL, run_tests
 from jurat.errors import ConfigError, DependencyError, SandboxError
 from jurat.models import (
@@ -186,7 +186,10 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
         detail=detail,
         data=data,
     )
-    lines = [f"{f['line']}:{f['col']} {f['rule']} {f['severity']} {f['entry']}" for f in content]
+    lines = [
+        f"{f['line']}:{f['col']} {f['rule']} {f['severity']} {finding_text(f['rule'], f['entry'])}"
+        for f in content
+    ]
     excerpt = "\n".join(lines) or "no findings"
     return gate, _evidence("imports", "jurat", policy.id, GATE_PYTHON_IMPORTS, content, excerpt)
 

@@ -106,6 +106,10 @@ class Campaign(Frozen):
     upstream: UpstreamTrust | None = None
     """Keys trusted for upstream receipts (``[upstream]``); not part of the policy or its
     digest, like ``intake``."""
+    tests_path: str | None = None
+    """``[checks.python] tests`` as written: the path intake reads the hidden tests from.
+    Not part of the policy, which pins only its digest (the file name is reference
+    material, never in a receipt)."""
     monitor: MonitorBounds = MonitorBounds()
     """Bounds of the live bias monitor (``[monitor]``); not part of the policy or its digest:
     an alarm never changes a decision (models/_monitor.py)."""

@@ -32,9 +32,10 @@ class PythonChecks(Frozen):
     version: str = "3.11"
     """The Python version the candidate is declared for (parsing uses this grammar)."""
     tests: str | None = None
-    """Path of the pytest file the candidate must pass, relative to the campaign file.
-
-    Campaign files: inside the campaign's directory, capped by ``[intake] max_tests_bytes``.
+    """The pytest file the candidate must pass. In a campaign file, its path relative to the
+    campaign file (inside the campaign's directory, capped by ``[intake] max_tests_bytes``);
+    in the policy (so in every receipt), ``sha256:`` of that path, since the hidden tests'
+    file name is reference material. ``Campaign.tests_path`` keeps the path.
     """
     module: str = "solution"
     """Module name the candidate is placed under in the sandbox workdir."""

@@ -159,6 +159,7 @@ def campaign_from_dict(
         "monitor": data.get("monitor", {}),
         "source": source,
         "base_dir": base_dir,
+        "tests_path": _tests_path(data),
     }
     campaign: Campaign | None = None
     try:
@@ -379,7 +380,7 @@ def _policy_dict(data: Mapping[str, Any]) -> dict[str, Any]:
             policy[table] = data[table]
     checks = data.get("checks")
     if isinstance(checks, dict) and "python" in checks:
-        policy["python"] = checks["python"]
+        policy["python"] = _pinned_python(checks["python"])
     policy["judges"] = data.get("judges", [])
     subject = data.get("subject")
     if isinstance(subject, dict) and "prompt" in subject:
@@ -387,6 +388,29 @@ def _policy_dict(data: Mapping[str, Any]) -> dict[str, Any]:
         policy["subject_prompt"] = rest.pop("prompt")
         policy["subject"] = {"id": "subject", "samples": 1, **rest}
     return policy
+
+
+def _tests_path(data: Mapping[str, Any]) -> str | None:
+    checks = data.get("checks")
+    python = checks.get("python") if isinstance(checks, dict) else None
+    tests = python.get("tests") if isinstance(python, dict) else None
+    return tests if isinstance(tests, str) else None
+
+
+def _pinned_python(python: Any) -> Any:
+    """``[checks.python]`` as the policy pins it: the tests file by the digest of its path.
+
+    The policy is signed into every receipt and published on the board, and the hidden
+    tests' file name is reference material (``test_last_case_is_15.py``); the operator's
+    ``Campaign.tests_path`` keeps the path itself (docs/checks.md, "What crosses into a
+    trusted output").
+    """
+    tests = python.get("tests") if isinstance(python, dict) else None
+    if not isinstance(tests, str):
+        return python
+    from jurat.canonical import sha256_digest
+
+    return {**python, "tests": f"sha256:{sha256_digest(tests)}"}
 
 
 # --- semantic checks on whatever validates on its own --------------------------------------

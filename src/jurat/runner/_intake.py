@@ -278,7 +278,7 @@ def intake_spec(
     limits = campaign.intake
     tests: dict[str, str] = {}
     policy = campaign.policy
-    tests_rel = spec.tests or (policy.python.tests if policy.python else None)
+    tests_rel = spec.tests or (campaign.tests_path if policy.python else None)
     if tests_rel:
         cache = {} if cache is None else cache
         if tests_rel not in cache:

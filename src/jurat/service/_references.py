@@ -28,10 +28,10 @@ def reference_lines(campaign: Campaign) -> tuple[str, ...]:
     """The substantive lines of the campaign's ``[checks.python] tests`` file, if any.
     Raises CampaignError (``checks.python.tests``) for a file intake would refuse."""
     python = campaign.policy.python
-    if python is None or not python.tests:
+    if python is None or not campaign.tests_path:
         return ()
     lines = []
-    for line in read_tests(campaign, python.tests).splitlines():
+    for line in read_tests(campaign, campaign.tests_path).splitlines():
         text = line.strip()
         if len(text) >= _MIN_CHARS and not text.startswith(_GENERIC) and not text.startswith("#"):
             lines.append(text)
