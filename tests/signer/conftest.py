@@ -101,20 +101,22 @@ class Running:
 @pytest.fixture
 def start_signer(world: World, settlement: tuple[Path, str], tmp_path: Path
                  ) -> Iterator[Any]:
-    """``start_signer(ledger=False, receipt_keys=None)``: a running signer with its own state
-    in tmp_path; every one started is stopped after the test."""
+    """``start_signer(ledger=False, receipt_keys=None, state=None, registry=None)``: a running
+    signer with its own state in tmp_path; every one started is stopped after the test.
+    ``ledger`` is True for the world's ledger or another ledger's URL; ``registry`` and
+    ``receipt_keys`` default to the world's."""
     started: list[Running] = []
 
-    def start(*, ledger: bool = False, receipt_keys: list[Path] | None = None,
-              state: Path | None = None) -> Running:
+    def start(*, ledger: bool | str = False, receipt_keys: list[Path] | None = None,
+              state: Path | None = None, registry: Path | None = None) -> Running:
         sock = tmp_path / f"s{len(started)}.sock"
         state = state or tmp_path / "signer-state.db"
-        args = ["--socket", str(sock), "--registry", str(world.registry), "--key",
+        args = ["--socket", str(sock), "--registry", str(registry or world.registry), "--key",
                 str(settlement[0]), "--state", str(state)]
         for key in receipt_keys or [world.pub]:
             args += ["--receipt-key", str(key)]
         if ledger:
-            args += ["--ledger", world.url]
+            args += ["--ledger", world.url if ledger is True else ledger]
         running = Running(socket=sock, state=state, args=args, cwd=tmp_path).start()
         started.append(running)
         return running

@@ -198,3 +198,68 @@ def test_every_decision_is_in_the_signers_append_only_log(
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         db.execute("UPDATE grants SET nonce = 9")
     db.close()
+
+
+def _ledger_copy(world: World, tmp_path: Path) -> Path:
+    """A copy of the world's ledger (SQLite's backup: a consistent snapshot), to edit."""
+    copy = tmp_path / "copy.db"
+    source, target = sqlite3.connect(world.ledger), sqlite3.connect(copy)
+    source.backup(target)
+    source.close()
+    target.close()
+    return copy
+
+
+@pytest.mark.parametrize("column, value", [("artifact_id", "sup-elsewhere"),
+                                           ("kind", "decision")])
+def test_a_superseding_review_edited_in_the_ledger_does_not_revive_the_superseded_one(
+    world: World, start_signer: Any, tmp_path: Path, column: str, value: str
+) -> None:
+    copy = _ledger_copy(world, tmp_path)
+    db = sqlite3.connect(copy)
+    # Behind the ledger's back: its triggers dropped, one column of v2's row changed, no
+    # hash recomputed. The row no longer answers "the latest review of sup".
+    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        db.execute(f'DROP TRIGGER "{name}"')
+    (seq,) = db.execute("SELECT MAX(seq) FROM jurat_entries WHERE kind = 'receipt' AND "
+                        "campaign_id = 'settle-rubric' AND artifact_id = 'sup'").fetchone()
+    db.execute(f"UPDATE jurat_entries SET {column} = ? WHERE seq = ?", (value, seq))
+    db.commit()
+    db.close()
+    url = f"sqlite:///{copy}"
+    assert jurat("log", "verify", url, "--key", str(world.keys / "jurat-log.pub"),
+                 cwd=tmp_path).returncode != 0
+    signer = start_signer(ledger=url)
+    code, answer = signer.ask(world.sup_v1)
+    assert code == 1
+    reason = _refused(answer, "review")
+    assert "ledger" in reason and f"seq {seq}" in reason, reason
+
+
+def test_a_review_newer_than_the_last_checkpoint_supersedes_but_is_granted_only_once_covered(
+    world: World, start_signer: Any, tmp_path: Path
+) -> None:
+    copy = _ledger_copy(world, tmp_path)
+    db = sqlite3.connect(copy)
+    # The last checkpoint (signed at the end of the run that added sup v2) removed: v2's row
+    # is now past every signed checkpoint, v1's still under one.
+    db.execute('DROP TRIGGER IF EXISTS "jurat_checkpoints_no_delete"')
+    (last,) = db.execute("SELECT MAX(id) FROM jurat_checkpoints").fetchone()
+    db.execute("DELETE FROM jurat_checkpoints WHERE id = ?", (last,))
+    db.commit()
+    db.close()
+    url = f"sqlite:///{copy}"
+    signer = start_signer(ledger=url)
+    # A newer review still supersedes, covered or not...
+    code, answer = signer.ask(world.sup_v1)
+    assert code == 1
+    assert "superseded" in _refused(answer, "review")
+    # ...but a row no signed checkpoint covers is never a reason to grant.
+    code, answer = signer.ask(world.receipt("sup"))
+    assert code == 1
+    reason = _refused(answer, "review")
+    assert "ledger" in reason and "checkpoint" in reason, reason
+    jurat("log", "checkpoint", url, "--log-key", str(world.keys / "jurat-log.key"),
+          cwd=tmp_path, check_codes=(0,))
+    code, answer = signer.ask(world.receipt("sup"))
+    assert code == 0, answer

@@ -99,7 +99,8 @@ def signer_serve_command(*, socket_path: Path, registry_path: Path, key_path: Pa
     signal.signal(signal.SIGINT, _stop)
     signer = Signer(registry=registry, key=key, receipt_keys=keys, state=state,
                     ledger=ledger, log_keys=verifiers)
-    review = (f"review: asks the ledger {ledger.url}" if ledger is not None else
+    review = (f"review: asks the ledger {ledger.url}, trusting what checkpoints signed by "
+              f"{len(verifiers)} log key(s) cover" if ledger is not None else
               f"review: needs inclusion proofs ({len(verifiers)} log key(s))")
     try:
         with state:

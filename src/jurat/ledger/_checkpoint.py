@@ -9,11 +9,12 @@ Every ``Ledger.checkpoint()`` also writes the signed note to this file, and
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 
 from jurat.errors import LedgerError, TamperError
 from jurat.ledger._entry import broken_link, check_row
@@ -28,7 +29,15 @@ from jurat.ledger._treestore import current_epoch, read_level, read_nodes, sync_
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
 
-__all__ = ["Precheck", "precheck", "read_external", "sign_checkpoint", "write_external"]
+__all__ = [
+    "Precheck",
+    "chained_rows",
+    "precheck",
+    "read_external",
+    "sign_checkpoint",
+    "stored_frontier",
+    "write_external",
+]
 
 _MAX_NOTE = 64 * 1024
 _BATCH = 1000
@@ -81,6 +90,42 @@ def write_external(path: Path, note: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def chained_rows(conn: Connection, tables: Tables, first: int) -> Iterator[Row[Any]]:
+    """The entry rows from seq ``first`` to the tail, in order, each refused (TamperError)
+    unless it matches its own hashes (``check_row``) and, after the first, links to the
+    row before it.
+
+    How a reader checks rows no signed root has vouched for yet: what a checkpoint is about
+    to sign (``_new_leaves``), what the settlement signer is about to trust
+    (``_current``). The first row's own link needs the row before it: the caller's.
+    """
+    e = tables.entries
+    prev: str | None = None
+    # Options on the statement, not the connection: on the connection they
+    # would outlive this read and turn a later INSERT into a cursor.
+    rows = conn.execute(
+        select(e).where(e.c.seq >= first).order_by(e.c.seq).execution_options(yield_per=_BATCH)
+    )
+    for row in rows:
+        # The hashes alone: a checkpoint signs leaves, not the payloads' meaning.
+        check_row(row._mapping)
+        if prev is not None and row.prev_hash != prev:
+            raise TamperError(broken_link(int(row.seq)))
+        prev = row.entry_hash
+        yield row
+
+
+def stored_frontier(conn: Connection, tables: Tables, epoch: int, size: int) -> list[bytes]:
+    """The stored tree's compact range of the first ``size`` leaves, largest subtree first
+    (what ``CompactRange.resume`` takes). Unchecked: a root over it proves it or not."""
+    keys = range_keys(0, size)
+    nodes = read_nodes(conn, tables.tree, epoch, set(keys))
+    try:
+        return [nodes[k] for k in keys]
+    except KeyError as exc:
+        raise TamperError(f"the Merkle tree node for a root at size {size} is missing") from exc
+
+
 def _new_leaves(conn: Connection, tables: Tables, epoch: int, since: int, size: int) -> list[bytes]:
     """Leaf hashes of seq ``since … size - 1``, each entry checked in full.
 
@@ -88,28 +133,16 @@ def _new_leaves(conn: Connection, tables: Tables, epoch: int, since: int, size: 
     before they are signed each must match its own hashes, link to its
     predecessor (from ``since - 1``), and be the leaf the stored tree holds.
     """
-    e = tables.entries
     start = max(since - 1, 0)
     stored = read_level(conn, tables.tree, epoch, 0, start, size)
     leaves: list[bytes] = []
-    prev: str | None = None
-    # Options on the statement, not the connection: on the connection they
-    # would outlive this read and turn the INSERT below into a cursor.
-    rows = conn.execute(
-        select(e).where(e.c.seq >= start).order_by(e.c.seq).execution_options(yield_per=_BATCH)
-    )
-    for row in rows:
-        # The hashes alone: a checkpoint signs leaves, not the payloads' meaning.
-        check_row(row._mapping)
+    for row in chained_rows(conn, tables, start):
         seq = int(row.seq)
-        if prev is not None and row.prev_hash != prev:
-            raise TamperError(broken_link(seq))
         if row.leaf_hash != stored[seq - start].hex():
             raise TamperError(
                 f"seq {seq}: the entry is not the leaf the Merkle tree recorded when it "
                 "was appended: history was rewritten"
             )
-        prev = row.entry_hash
         if seq >= since:
             leaves.append(bytes.fromhex(row.leaf_hash))
     if len(leaves) != size - since:
@@ -155,12 +188,7 @@ def precheck(conn: Connection, tables: Tables, prior: Precheck | None = None) ->
     since = 0 if last is None else int(last.tree_size)
     size = current_size(conn, tables.entries)
     epoch = current_epoch(conn, tables.tree)
-    keys = range_keys(0, since)
-    nodes = read_nodes(conn, tables.tree, epoch, set(keys))
-    try:
-        base = [nodes[k] for k in keys]
-    except KeyError as exc:
-        raise TamperError(f"the Merkle tree node for a root at size {since} is missing") from exc
+    base = stored_frontier(conn, tables, epoch, since)
     if prior is not None and prior.continues(since, epoch, base, size):
         start, rng = prior.size, CompactRange.resume(prior.size, prior.roots)
     else:

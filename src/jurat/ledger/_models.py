@@ -13,6 +13,7 @@ __all__ = [
     "ENTRY_KINDS",
     "Checkpoint",
     "ConsistencyProof",
+    "CurrentReceipt",
     "Entry",
     "EntryKind",
     "EntryProof",
@@ -63,6 +64,25 @@ class Entry(Frozen):
     """sha256 of the entry bytes (see ``entry_bytes()``); the chain link."""
     leaf_hash: str = Field(pattern=_HEX64)
     """RFC 9162 leaf hash: sha256(0x00 || entry bytes)."""
+
+
+class CurrentReceipt(Frozen):
+    """The latest receipt of an artifact, its entries checked up to a checkpoint signed by
+    the log key (``Ledger.current_receipt``)."""
+
+    entry: Entry
+    """The receipt's entry, payload included; its hashes and chain link checked."""
+    receipt: bytes
+    """The receipt's bytes, as the entry holds them."""
+    checkpoint_size: int = Field(ge=0)
+    """Tree size of the latest stored checkpoint signed by the log key; 0 when there is
+    none."""
+
+    @property
+    def covered(self) -> bool:
+        """Whether that signed checkpoint covers the entry: else only its own hashes vouch
+        for it, which whoever can write the database can recompute."""
+        return self.entry.seq < self.checkpoint_size
 
 
 class ReviewSlot(Frozen):

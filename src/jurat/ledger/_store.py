@@ -17,6 +17,7 @@ from jurat.errors import LedgerError, TamperError
 from jurat.ledger._append import AppendRequest, Tip, append_batch, prepare
 from jurat.ledger._backend import Backend, default_checkpoint_path
 from jurat.ledger._checkpoint import Precheck, precheck, sign_checkpoint
+from jurat.ledger._current import current_receipt
 from jurat.ledger._entry import entry_from_row
 from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
 from jurat.ledger._group import GroupCommit, ThreadCommitter
@@ -25,6 +26,7 @@ from jurat.ledger._models import (
     CampaignHistory,
     Checkpoint,
     ConsistencyProof,
+    CurrentReceipt,
     Entry,
     EntryProof,
     InclusionProof,
@@ -307,13 +309,30 @@ class Ledger:
         return decode_receipt(entry.payload, seq=entry.seq)
 
     def latest_receipt(self, campaign_id: str, artifact_id: str) -> tuple[Entry, bytes] | None:
-        """The newest receipt for an artifact of a campaign, with its bytes."""
+        """The newest receipt for an artifact of a campaign, with its bytes.
+
+        The index's answer, the row it finds checked against its own hashes: a newer row
+        edited so that it no longer answers the query is not found. A reader that pays on
+        the answer asks :meth:`current_receipt`."""
         with _db("reading the ledger"), self._backend.read() as conn:
             row = receipt_row(conn, self._t.entries, subject=(campaign_id, artifact_id))
         if row is None:
             return None
         entry = entry_from_row(row._mapping)
         return entry, decode_receipt(entry.payload, seq=entry.seq)
+
+    def current_receipt(
+        self, campaign_id: str, artifact_id: str, log_keys: Sequence[Ed25519PublicKey | str]
+    ) -> CurrentReceipt | None:
+        """:meth:`latest_receipt` for a reader that pays on the answer: every entry from that
+        receipt to the tail checked against its hashes, its chain link and the latest
+        checkpoint, which one of ``log_keys`` must have signed (see ``_current``). Raises
+        TamperError naming the first entry or checkpoint that does not hold.
+
+        One read transaction; costs one pass over the entries appended since the receipt.
+        """
+        with _db("reading the ledger"), self._backend.read() as conn:
+            return current_receipt(conn, self._t, campaign_id, artifact_id, log_keys)
 
     def next_review(self, campaign_id: str, artifact_id: str) -> ReviewSlot:
         """The review version and ``supersedes`` digest a new receipt must be signed with.

@@ -4,10 +4,22 @@ Threat model. Whoever can reach the socket can send anything: a forged or re-sig
 receipt, a receipt from another key, a tampered predicate, a superseded review, the same
 receipt again, or extra fields asking for a destination, an amount or calldata. The
 signer trusts only its own inputs: the registry and the allowlisted receipt keys it was
-started with, the log public key(s), the ledger given with ``--ledger``, and its state
-file. A request carries a receipt and optionally its proof, nothing else, and the
-settlement is built from the registry alone (``_typed``), so no field of the request can
-choose what is paid, to whom or through which call.
+started with, the log public key(s), its state file, and the rows of the ledger given with
+``--ledger`` only as far as a checkpoint signed by a log key vouches for them
+(``Ledger.current_receipt``). A request carries a receipt and optionally its proof,
+nothing else, and the settlement is built from the registry alone (``_typed``), so no
+field of the request can choose what is paid, to whom or through which call.
+
+The taint rule. Even inside a receipt that verifies, some fields were written by the judged
+party, not by the panel: the artifact id, the contributor name, the task id (a contributor
+chooses them when it submits to ``jurat serve``). None of them decides a grant except
+compared for equality: a contributor name is looked up as an operator-written key of the
+registry (it finds a payout address or nothing), an artifact id can only refuse (a later
+review of the same id), and the task enters only as a digest. What a settlement pays for
+is the artifact's digest, ``predicate.artifact.sha256``, the bytes the panel judged: one
+grant per (campaign, artifact digest), or per (campaign, task digest, artifact digest)
+where the registry declares ``settle_once_per = "task_artifact"``. Choosing another id,
+another contributor or another submission for the same bytes gets no second settlement.
 
 1. request       one strict, bounded JSON object with ``receipt`` (and ``proof``) only
 2. signature     the receipt verifies (steps 1-3 of docs/receipt-format.md §7) with an
@@ -18,8 +30,9 @@ choose what is paid, to whom or through which call.
 5. decision      the re-derived decision accepts: ``accept`` (an adjudicated accept
                  counts) or ``SHIP``
 6. review        the review version is current (``_review``)
-7. replay        neither this receipt (by payload and by receipt digest) nor another
-                 review of the same artifact was authorised before
+7. replay        neither this receipt (by payload and by receipt digest), nor the same
+                 artifact bytes (by digest, per task where the registry says so) under any
+                 id, nor another review of the same artifact id was authorised before
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-from jurat.canonical import canonical_json_value, loads_strict, sha256_digest
+from jurat.canonical import canonical_json_value, digest_json, loads_strict, sha256_digest
 from jurat.errors import JuratError
 from jurat.models import Decision, Frozen
 from jurat.receipts import (
@@ -53,6 +66,8 @@ __all__ = [
     "check_replay",
     "check_signature",
     "parse_request",
+    "settle_key",
+    "task_digest",
 ]
 
 #: The check names, in order: a refusal names one of them (docs/design.md, part 2).
@@ -99,7 +114,12 @@ class Authentic(Frozen):
     policy_sha256: str
     """``predicate.campaign.policy_sha256``."""
     artifact_id: str
-    """``predicate.artifact.id``."""
+    """``predicate.artifact.id`` (chosen by the contributor: it may only refuse)."""
+    artifact_sha256: str
+    """``predicate.artifact.sha256``, equal to the statement's subject digest (step 5):
+    the work a settlement pays for."""
+    task_sha256: str
+    """``task_digest`` of ``predicate.inputs.task.id``."""
     contributor: str | None
     """``predicate.inputs.contributor``."""
     review_version: int
@@ -161,6 +181,23 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def task_digest(task: Any) -> str:
+    """The SHA-256 of the RFC 8785 JSON of a receipt's task id (``inputs.task.id``; null
+    when it has none): the contributor's task id enters a grant only as this digest."""
+    task_id = task.get("id") if isinstance(task, dict) else None
+    return digest_json({"task": _text(task_id)})
+
+
+def settle_key(receipt: Authentic, entry: RegistryCampaign) -> str:
+    """What ``entry``'s campaign pays once: the artifact digest, or with ``settle_once_per
+    = "task_artifact"`` the digest of (task digest, artifact digest). Unique per campaign
+    in the state (the last guard of check 7)."""
+    if entry.settle_once_per == "task_artifact":
+        return digest_json({"task_sha256": receipt.task_sha256,
+                            "artifact_sha256": receipt.artifact_sha256})
+    return receipt.artifact_sha256
+
+
 def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> Authentic:
     """Check 3: steps 4-7 held, so the signed decision is what the fold gives its inputs."""
     if report.failed is not None or report.decision is None or report.statement is None:
@@ -178,6 +215,8 @@ def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> 
         campaign_id=str(predicate["campaign"]["id"]),
         policy_sha256=str(predicate["campaign"]["policy_sha256"]),
         artifact_id=str(predicate["artifact"]["id"]),
+        artifact_sha256=str(predicate["artifact"]["sha256"]),
+        task_sha256=task_digest(predicate["inputs"].get("task")),
         contributor=_text(predicate["inputs"].get("contributor")),
         review_version=int(review["version"]),
         supersedes=_text(review.get("supersedes")),
@@ -219,16 +258,31 @@ def check_decision(receipt: Authentic) -> str:
                   "(accept or SHIP)")
 
 
-def check_replay(receipt: Authentic, request: Request, state: SignerState) -> None:
-    """Check 7: not authorised before, by payload digest, receipt digest, or artifact.
+def check_replay(receipt: Authentic, request: Request, state: SignerState,
+                 entry: RegistryCampaign) -> None:
+    """Check 7: not authorised before, by payload or receipt digest, by the artifact's
+    digest (per task where ``entry`` says so), or by artifact id.
 
     The payload digest catches the same statement signed twice (ECDSA signatures are
-    randomised, so its two bundles differ: docs/receipt-format.md §4.2); the artifact
-    catches a second settlement for one artifact through a later review version.
+    randomised, so its two bundles differ: docs/receipt-format.md §4.2). The artifact digest
+    catches the same bytes under another id, from another contributor or in another
+    submission: ids are the contributor's to choose, the digest is not. The artifact id
+    catches a second settlement for one artifact through a later review version (whose
+    bytes may differ). A duplicate names the first grant by its nonce only: its artifact id
+    may be another contributor's.
     """
     done = state.grant_for(receipt.payload_sha256, request.receipt_sha256)
     if done is not None:
         raise Refused("replay", f"this receipt was already authorised (nonce {done.nonce})")
+    per_task = entry.settle_once_per == "task_artifact"
+    first = state.grant_for_work(receipt.campaign_id, receipt.artifact_sha256,
+                                 receipt.task_sha256 if per_task else None)
+    if first is not None:
+        work = "these artifact bytes for this task" if per_task else "these artifact bytes"
+        raise Refused("replay", f"duplicate of the grant with nonce {first.nonce}: {work} "
+                      f"(sha256:{receipt.artifact_sha256}) were already settled in campaign "
+                      f"{receipt.campaign_id[:200]!r}; one settlement per piece of work, "
+                      "whatever its artifact id, contributor or submission")
     earlier = state.grant_for_artifact(receipt.campaign_id, receipt.artifact_id)
     if earlier is not None:
         raise Refused("replay", f"review v{earlier.review_version} of artifact "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 from pydantic import Field, field_validator
@@ -78,6 +78,12 @@ class RegistryCampaign(Frozen):
     changes, docs/design.md); None accepts any policy under this id."""
     valid_for_s: int = Field(default=DEFAULT_VALID_FOR_S, ge=1, le=10 * 365 * 86400)
     """Seconds from signing to the settlement's ``deadline``."""
+    settle_once_per: Literal["artifact", "task_artifact"] = "artifact"
+    """What one settlement pays for: ``artifact``, one per artifact digest in this campaign,
+    whatever its id, contributor, task or submission; ``task_artifact``, one per (task,
+    artifact digest), for a campaign where identical bytes may answer different tasks
+    (short answers to different questions). The task is the signed receipt's
+    ``predicate.inputs.task.id``."""
 
     @field_validator("contract")
     @classmethod

@@ -1,9 +1,17 @@
 """Check 6, ``review``: the receipt is the current review of its artifact, not superseded.
 
-With ``--ledger`` the ledger is asked: its latest receipt for (campaign, artifact)
-(``Ledger.latest_receipt``, the slot ``jurat run`` and ``jurat serve`` take review versions
-from) must be this receipt, byte for byte by digest. A receipt the ledger does not hold,
-or an unreadable ledger, is refused: the check fails closed.
+With ``--ledger`` the ledger is asked, and not simply believed: its latest receipt for
+(campaign, artifact) (the slot ``jurat run`` and ``jurat serve`` take review versions from)
+must be this receipt, byte for byte by digest, read by ``Ledger.current_receipt``, which
+checks every entry from that receipt to the tail (its hashes, its chain link) and the
+entries up to the latest checkpoint against that checkpoint's root, signed by one of the
+signer's log keys. So a newer review edited behind the ledger's back (triggers dropped, a
+column changed so that it no longer answers the query) is a refusal naming the ledger, not
+a grant for the review it superseded. Entries past the last signed checkpoint: a newer
+review there still supersedes (it can only refuse), but this receipt's own entry must be
+covered by the signed checkpoint, since an unsigned row is never a reason to grant. A
+receipt the ledger does not hold, a ledger that does not verify or cannot be read, or no
+log key, is refused: the check fails closed.
 
 Without ``--ledger`` the request must carry the receipt's inclusion proof
 (docs/receipt-format.md §12), checked in steps:
@@ -38,29 +46,45 @@ def check_review(receipt: Authentic, request: Request, *, ledger: Ledger | None,
                  log_keys: Sequence[str], state: SignerState) -> str:
     """Check 6; returns how currency was established."""
     if ledger is not None:
-        return _by_ledger(receipt, request, ledger)
+        return _by_ledger(receipt, request, ledger, log_keys)
     return _by_proof(receipt, request, log_keys, state)
 
 
-def _by_ledger(receipt: Authentic, request: Request, ledger: Ledger) -> str:
+def _by_ledger(receipt: Authentic, request: Request, ledger: Ledger,
+               log_keys: Sequence[str]) -> str:
+    if not log_keys:
+        raise Refused("review", "no log public key to check the ledger's checkpoints with, "
+                      "so no ledger row can be trusted (fix: start the signer with --log-key "
+                      "jurat-log.pub)")
     try:
-        latest = ledger.latest_receipt(receipt.campaign_id, receipt.artifact_id)
+        current = ledger.current_receipt(receipt.campaign_id, receipt.artifact_id, log_keys)
     except JuratError as exc:
-        raise Refused("review", f"the ledger could not be read: {exc}") from exc
-    if latest is None:
+        raise Refused("review", f"the ledger does not verify, so none of its rows is trusted: "
+                      f"{exc}") from exc
+    if current is None:
         raise Refused("review", "the ledger holds no receipt for artifact "
                       f"{receipt.artifact_id[:200]!r} of campaign {receipt.campaign_id[:200]!r}")
-    entry, _ = latest
-    current = entry.payload.get("receipt_sha256")
-    if current != request.receipt_sha256:
+    entry = current.entry
+    latest = entry.payload.get("receipt_sha256")
+    if latest != request.receipt_sha256:
+        # A newer review supersedes whether or not a signed checkpoint covers it yet: it
+        # can only refuse.
         version = entry.payload.get("review_version")
         if version == receipt.review_version:
-            raise Refused("review", f"the ledger holds another receipt (sha256:{current}) for "
+            raise Refused("review", f"the ledger holds another receipt (sha256:{latest}) for "
                           f"review v{version} of {receipt.artifact_id[:200]!r}")
         raise Refused("review", f"superseded: the ledger's current review of "
-                      f"{receipt.artifact_id[:200]!r} is v{version} (receipt sha256:{current}), "
+                      f"{receipt.artifact_id[:200]!r} is v{version} (receipt sha256:{latest}), "
                       f"this receipt is v{receipt.review_version}")
-    return f"the ledger's current review (v{receipt.review_version}, seq {entry.seq})"
+    if not current.covered:
+        raise Refused("review", f"this receipt's ledger entry (seq {entry.seq}) is past the "
+                      "last checkpoint signed by the log key (tree size "
+                      f"{current.checkpoint_size}), and an entry no signed checkpoint covers "
+                      "is never a reason to grant (fix: ask again after the next checkpoint: "
+                      "`jurat serve` signs one every few seconds, `jurat log checkpoint` "
+                      "signs one now)")
+    return (f"the ledger's current review (v{receipt.review_version}, seq {entry.seq}, under "
+            f"the checkpoint signed at tree size {current.checkpoint_size})")
 
 
 def _proven_entry(proof: dict[str, Any], log_keys: Sequence[str]) -> Entry:

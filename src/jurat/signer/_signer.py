@@ -26,6 +26,7 @@ from jurat.signer._checks import (
     check_replay,
     check_signature,
     parse_request,
+    settle_key,
 )
 from jurat.signer._key import SettlementKey
 from jurat.signer._registry import Registry, RegistryCampaign
@@ -107,7 +108,7 @@ class Signer:
             check_review(receipt, request, ledger=self.ledger, log_keys=self.log_keys,
                          state=self.state)
             check = "replay"
-            check_replay(receipt, request, self.state)
+            check_replay(receipt, request, self.state, entry)
         except Refused:
             raise
         except Exception as exc:
@@ -128,6 +129,7 @@ class Signer:
         grant = Grant(payload_sha256=receipt.payload_sha256,
                       receipt_sha256=request.receipt_sha256, campaign_id=receipt.campaign_id,
                       artifact_id=receipt.artifact_id, review_version=receipt.review_version,
-                      nonce=nonce)
+                      nonce=nonce, artifact_sha256=receipt.artifact_sha256,
+                      task_sha256=receipt.task_sha256, settle_key=settle_key(receipt, entry))
         decided = Decided(outcome="granted", nonce=str(nonce), signature=signature, **known)
         return {"typed_data": typed, "signature": signature, "signer": self.address}, decided, grant

@@ -7,10 +7,18 @@ Three tables in the ``--state`` file (docs/signer.md, "State and log"):
                SHA-256 of the previous row's hash and its own fields, so a row edited or
                removed by hand breaks the chain (``verify_log``).
 ``grants``     one row per authorisation, keyed by the DSSE payload's SHA-256 (the
-               settlement's ``receipt``) and unique by receipt digest and nonce: the
-               ``replay`` check reads it. Also append-only.
+               settlement's ``receipt``) and unique by receipt digest, nonce and (campaign,
+               settlement key): the ``replay`` check reads it. Each row holds the artifact's
+               digest and the task's, so one piece of work is paid once whatever id it was
+               submitted under. Also append-only.
 ``reviews``    the review versions the signer has seen in authenticated receipts, so that
                without ``--ledger`` it still refuses a receipt it knows to be superseded.
+
+The file's schema version is SQLite's ``user_version``: 0 for a file written before the
+grants held digests, 1 now. Opening an older file upgrades it in place, in one
+transaction (``_UPGRADES``): the new columns are added, and the grants it already holds
+keep NULL digests (the receipts they paid were never kept, so for them only the receipt,
+payload and artifact-id rules still hold). A file from a newer signer is refused.
 
 The grant and its log row commit in one transaction, with ``synchronous=FULL``, before the
 signature is returned: a crash can lose an answer, never create a second authorisation.
@@ -29,7 +37,7 @@ from jurat.canonical import canonical_json
 from jurat.errors import ConfigError, TamperError
 from jurat.models import Frozen
 
-__all__ = ["Decided", "Grant", "SeenReview", "SignerState"]
+__all__ = ["SCHEMA_VERSION", "Decided", "Grant", "SeenReview", "SignerState"]
 
 _ZERO = "0" * 64
 _SCHEMA = """
@@ -48,7 +56,24 @@ CREATE TABLE IF NOT EXISTS reviews (
 CREATE INDEX IF NOT EXISTS reviews_subject ON reviews (campaign_id, artifact_id, version);
 CREATE INDEX IF NOT EXISTS grants_subject ON grants (campaign_id, artifact_id);
 """
+#: The schema version this signer writes (``PRAGMA user_version``).
+SCHEMA_VERSION = 1
+#: Version -> the statements that upgrade the version before it (``_SCHEMA`` is version 0).
+_UPGRADES = {
+    1: (
+        # The digests of the work a grant paid for (NULL in grants made before version 1).
+        "ALTER TABLE grants ADD COLUMN artifact_sha256 TEXT",
+        "ALTER TABLE grants ADD COLUMN task_sha256 TEXT",
+        "ALTER TABLE grants ADD COLUMN settle_key TEXT",
+        "CREATE INDEX grants_work ON grants (campaign_id, artifact_sha256)",
+        # The last guard of one settlement per piece of work, as the registry declares it
+        # (NULLs, the grants of version 0, are distinct for SQLite).
+        "CREATE UNIQUE INDEX grants_once ON grants (campaign_id, settle_key)",
+    ),
+}
 _APPEND_ONLY = ("decisions", "grants", "reviews")
+_GRANT_COLUMNS = ("payload_sha256, receipt_sha256, campaign_id, artifact_id, review_version, "
+                  "nonce, artifact_sha256, task_sha256, settle_key")
 
 
 class Grant(Frozen):
@@ -66,6 +91,15 @@ class Grant(Frozen):
     """The receipt's review version."""
     nonce: int
     """The settlement's nonce: 1 for the signer's first grant, then one more each time."""
+    artifact_sha256: str | None
+    """``predicate.artifact.sha256``: the work paid for. None only in a grant made before
+    schema version 1."""
+    task_sha256: str | None
+    """The digest of ``predicate.inputs.task.id`` (``_checks.task_digest``). None only in a
+    grant made before schema version 1."""
+    settle_key: str | None
+    """What this campaign pays once (``_checks.settle_key``), unique per campaign. None
+    only in a grant made before schema version 1."""
 
 
 class SeenReview(Frozen):
@@ -112,6 +146,7 @@ class SignerState:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            self._upgrade()
             for table in _APPEND_ONLY:
                 for op in ("UPDATE", "DELETE"):
                     self._db.execute(
@@ -121,6 +156,30 @@ class SignerState:
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open signer state {path}: {exc}") from exc
         self.path.chmod(0o600)
+
+    def _upgrade(self) -> None:
+        """Bring an older file to ``SCHEMA_VERSION``, one version per transaction (the
+        version is read under the write lock, so two signers opening it never both
+        upgrade)."""
+        while True:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                (version,) = self._db.execute("PRAGMA user_version").fetchone()
+                if version > SCHEMA_VERSION:
+                    raise ConfigError(
+                        f"signer state {self.path} has schema version {version}, newer than "
+                        f"this signer's {SCHEMA_VERSION} (fix: run the jurat that wrote it, "
+                        "or start from a new --state file)")
+                if version == SCHEMA_VERSION:
+                    self._db.execute("COMMIT")
+                    return
+                for statement in _UPGRADES[version + 1]:
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {version + 1}")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database."""
@@ -138,17 +197,32 @@ class SignerState:
     def grant_for(self, payload_sha256: str, receipt_sha256: str) -> Grant | None:
         """The grant already given for this payload or this receipt, if any."""
         row = self._db.execute(
-            "SELECT payload_sha256, receipt_sha256, campaign_id, artifact_id, review_version, "
-            "nonce FROM grants WHERE payload_sha256 = ? OR receipt_sha256 = ? LIMIT 1",
+            f"SELECT {_GRANT_COLUMNS} FROM grants WHERE payload_sha256 = ? OR "
+            "receipt_sha256 = ? LIMIT 1",
             (payload_sha256, receipt_sha256),
         ).fetchone()
+        return _grant(row)
+
+    def grant_for_work(self, campaign_id: str, artifact_sha256: str,
+                       task_sha256: str | None = None) -> Grant | None:
+        """The first grant already given in this campaign for these artifact bytes (and,
+        with ``task_sha256``, for this task), if any, by any receipt under any id.
+
+        Read by columns rather than by ``settle_key``, so that a campaign whose registry
+        entry changed how it settles still finds what it paid under the old rule."""
+        query = (f"SELECT {_GRANT_COLUMNS} FROM grants WHERE campaign_id = ? AND "
+                 "artifact_sha256 = ?")
+        args: tuple[str, ...] = (campaign_id, artifact_sha256)
+        if task_sha256 is not None:
+            query, args = query + " AND task_sha256 = ?", (*args, task_sha256)
+        row = self._db.execute(query + " ORDER BY nonce LIMIT 1", args).fetchone()
         return _grant(row)
 
     def grant_for_artifact(self, campaign_id: str, artifact_id: str) -> Grant | None:
         """A grant already given for any review of this (campaign, artifact), if any."""
         row = self._db.execute(
-            "SELECT payload_sha256, receipt_sha256, campaign_id, artifact_id, review_version, "
-            "nonce FROM grants WHERE campaign_id = ? AND artifact_id = ? ORDER BY nonce LIMIT 1",
+            f"SELECT {_GRANT_COLUMNS} FROM grants WHERE campaign_id = ? AND artifact_id = ? "
+            "ORDER BY nonce LIMIT 1",
             (campaign_id, artifact_id),
         ).fetchone()
         return _grant(row)
@@ -183,7 +257,8 @@ class SignerState:
         """Append the decision (and its grant) in one durable transaction; return its seq.
 
         Raises TamperError when the grant would be a second one for the same payload,
-        receipt or nonce (the UNIQUE constraints: the last guard of the ``replay`` check).
+        receipt, nonce or piece of work (the UNIQUE constraints: the last guard of the
+        ``replay`` check).
         """
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -191,9 +266,11 @@ class SignerState:
                 seq = self._append(decided)
                 if grant is not None:
                     self._db.execute(
-                        "INSERT INTO grants VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        f"INSERT INTO grants ({_GRANT_COLUMNS}, decision_seq) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (grant.payload_sha256, grant.receipt_sha256, grant.campaign_id,
-                         grant.artifact_id, grant.review_version, grant.nonce, seq),
+                         grant.artifact_id, grant.review_version, grant.nonce,
+                         grant.artifact_sha256, grant.task_sha256, grant.settle_key, seq),
                     )
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -250,4 +327,10 @@ def _grant(row: tuple[object, ...] | None) -> Grant | None:
         return None
     return Grant(payload_sha256=str(row[0]), receipt_sha256=str(row[1]),
                  campaign_id=str(row[2]), artifact_id=str(row[3]),
-                 review_version=int(str(row[4])), nonce=int(str(row[5])))
+                 review_version=int(str(row[4])), nonce=int(str(row[5])),
+                 artifact_sha256=_optional(row[6]), task_sha256=_optional(row[7]),
+                 settle_key=_optional(row[8]))
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else str(value)
