@@ -97,12 +97,25 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query",
-                                                                             "path"))
+        if first.get("type") == "json_invalid":
+            # FastAPI reports a body that is not JSON as a validation error located at a
+            # character offset, which is no field; docs/service.md answers it with 400.
+            at = [p for p in first.get("loc", ()) if isinstance(p, int)]
+            return JSONResponse({"error": "the request body is not JSON" + (
+                f" (at character {at[0]})" if at else ""), "field": None,
+                "fix": "send a JSON body as /openapi.json describes"}, status_code=400)
+        # A list index as the service's own refusals spell it: upstream_receipts[0].
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in
+                        first.get("loc", ()) if p not in ("body", "query", "path")
+                        ).lstrip(".")
         detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
                    "type": str(e.get("type", ""))} for e in errors]
+        # A validator of _models.py that knows the fix puts it in the error's context.
+        ctx = first.get("ctx")
+        fix = ctx.get("fix") if isinstance(ctx, dict) else None
         return JSONResponse({"error": f"{where or 'request'}: {first.get('msg')}",
-                             "field": where or None, "fix": "see /openapi.json for the shape",
+                             "field": where or None,
+                             "fix": str(fix) if fix else "see /openapi.json for the shape",
                              "detail": detail}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)

@@ -4,12 +4,16 @@ silently ignored; responses are what /openapi.json publishes."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from jurat.models import Frozen
 from jurat.models._adjudication import MAX_RATIONALE_CHARS
+from jurat.receipts import MAX_DEPTH
 
 __all__ = [
     "AdjudicationAccepted",
@@ -29,20 +33,83 @@ __all__ = [
 
 JobStatus = Literal["queued", "running", "decided", "failed"]
 _ID = r"^[A-Za-z0-9._-]+$"
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _unicode(value: object) -> object:
+    """A string field holds Unicode text. JSON's ``\\ud800`` escape decodes to a lone
+    UTF-16 surrogate, which has no UTF-8 encoding, and every digest and ledger write of the
+    job encodes its strings: refused here, naming the field, not a 500 deep inside. The
+    ``fix`` in the error's context is the one the app's refusal carries (``_app.py``)."""
+    if isinstance(value, str) and not value.isascii():  # isascii: O(1) in CPython
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise PydanticCustomError(
+                "unicode_surrogate",
+                "has a lone UTF-16 surrogate (\\u{code}) at character {at}, which is not "
+                "text",
+                {"code": f"{ord(value[exc.start]):04x}", "at": exc.start,
+                 "fix": "send text: a character outside the Basic Multilingual Plane is "
+                        "escaped as a whole surrogate pair, never half of one"}) from exc
+    return value
+
+
+def _base64(value: object) -> object:
+    """Base64 is ASCII. ``base64.b64decode`` raises a bare ValueError, not binascii.Error,
+    for a str with any other character; refused here, naming the field and where."""
+    if isinstance(value, str) and not value.isascii():
+        found = _NOT_ASCII.search(value)
+        raise PydanticCustomError(
+            "base64_alphabet",
+            "is not base64: character {at} is outside its alphabet (A-Z, a-z, 0-9, +, /, =)",
+            {"at": found.start() if found else 0,
+             "fix": "base64-encode the UTF-8 bytes (RFC 4648, no line breaks), or send "
+                    "them as text"})
+    return value
+
+
+def _shallow(value: dict[str, Any]) -> dict[str, Any]:
+    """An upstream receipt nests no deeper than a bundle read from a file may
+    (``MAX_DEPTH``). The body parser takes any depth Python's recursion allows, and the
+    canonical serialiser that reads the receipt (``_upstream``) recurses, so a deeper one
+    would end in a RecursionError, a 500; walked here without recursion."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise PydanticCustomError(
+                "json_depth", "nests arrays and objects deeper than {limit} levels",
+                {"limit": MAX_DEPTH,
+                 "fix": "submit the Stage 1/2 receipt as its signer issued it"})
+        stack.extend((child, depth + 1) for child in children)
+    return value
+
+
+#: A string of text (``_unicode``); base64 (``_base64``); an upstream receipt (``_shallow``).
+_Text = Annotated[str, BeforeValidator(_unicode)]
+_Base64 = Annotated[str, BeforeValidator(_base64)]
+_Receipt = Annotated[dict[str, Any], AfterValidator(_shallow)]
 
 
 class ArtifactIn(Frozen):
     """The artifact of a job: its id and content (``text`` or ``content_base64``)."""
 
-    id: str = Field(min_length=1, max_length=200, pattern=_ID)
+    id: _Text = Field(min_length=1, max_length=200, pattern=_ID)
     """The contributor's id for it; the receipt records it as ``<contributor>:<id>``."""
-    text: str | None = None
+    text: _Text | None = None
     """The content as text."""
-    content_base64: str | None = Field(None, max_length=48 * 1024 * 1024)
+    content_base64: _Base64 | None = Field(None, max_length=48 * 1024 * 1024)
     """The content as base64 of UTF-8 bytes (instead of ``text``)."""
-    media_type: str | None = Field(None, min_length=1, max_length=100)
+    media_type: _Text | None = Field(None, min_length=1, max_length=100)
     """``text/x-python`` runs the campaign's code checks; default ``text/plain``."""
-    task: str | None = Field(None, min_length=1, max_length=200)
+    task: _Text | None = Field(None, min_length=1, max_length=200)
     """The task or test-case id it answers."""
 
 
@@ -51,11 +118,11 @@ class JobRequest(Frozen):
 
     artifact: ArtifactIn
     """What to evaluate."""
-    assignment: str | None = Field(None, min_length=1, max_length=200)
+    assignment: _Text | None = Field(None, min_length=1, max_length=200)
     """The assignment id it answers, bound into the job identity and the receipt."""
-    contributor: str | None = Field(None, min_length=1, max_length=100, pattern=_ID)
+    contributor: _Text | None = Field(None, min_length=1, max_length=100, pattern=_ID)
     """Operator tokens only: who submitted it (a contributor token fixes its own subject)."""
-    upstream_receipts: list[dict[str, Any]] = Field(default_factory=list, max_length=8)
+    upstream_receipts: list[_Receipt] = Field(default_factory=list, max_length=8)
     """Stage 1/2 receipts (Sigstore bundles) about this artifact, signed by keys the
     campaign trusts (``[upstream] keys``)."""
 
@@ -111,7 +178,7 @@ class AdjudicationRequest(Frozen):
 
     disposition: Literal["accept", "reject"]
     """The reviewer's decision on the escalation."""
-    rationale: str = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
+    rationale: _Text = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
     """Why; published in the receipt, so it must not quote the campaign's tests."""
 
 
