@@ -150,8 +150,9 @@ def test_the_reasons_state_the_evidence_root_cause_first(
         "judges not asked: veto by python.parse",
     ]
     wrong = block(out, "wrong")
-    assert wrong[:4] == [
-        "tests.pass failed: 1 of 1 tests did not pass: test_solution.py::test_add",
+    assert wrong[:5] == [
+        "tests.pass failed: 1 of 1 tests did not pass: test #0",
+        "› test_solution.py::test_add",
         f"› {ASSERTION}",
         "› E assert -1 == 5",
         "judges not asked: veto by tests.pass",

@@ -28,7 +28,7 @@ def test_formatting_raises_and_repr_reveals_nothing() -> None:
     with pytest.raises(TaintError):
         f"{text}"  # noqa: B018
     with pytest.raises(TaintError):
-        "%s" % (text,)  # noqa: UP031
+        "%s" % (text,)  # noqa: B018, UP031
     assert MARKER not in repr(text)
     assert text.for_operator().startswith("[written by the candidate]\n")
 

@@ -219,7 +219,7 @@ def test_a_veto_shows_its_root_cause_first_and_no_judge_support(dom: Node) -> No
         "vetoed", "not asked", "not asked")
     reasons = [li.text() for li in dom.by_id(f"votes-{parse.attrs['id'][9:]}").all("li")]
     assert reasons == [
-        "python.parse failed: line 1, column 15: '(' was never closed",
+        "python.parse failed: line 1, column 15",
         "python.imports skipped: python.parse failed",
         "tests.pass skipped: python.parse failed",
         "judges not asked: veto by python.parse",
@@ -230,8 +230,8 @@ def test_a_veto_shows_its_root_cause_first_and_no_judge_support(dom: Node) -> No
     assert "Q " not in _text(gate, "score") + _text(gate, "agreement")
     block = dom.by_id(f"votes-{gate.attrs['id'][9:]}")
     reasons = [li.text() for li in block.all("li")]
-    assert reasons[0] == ("tests.pass failed: 2 of 9 tests did not pass: "
-                          "test_solution.py::test_empty, test_solution.py::test_dip")
+    # Recorded before issue 25 with node ids: the count, and the ids not repeated.
+    assert reasons[0] == "tests.pass failed: 2 of 9 tests did not pass"
     assert reasons[1].startswith("15 judge votes not considered: veto by tests.pass")
     assert not any("independent votes agree" in r for r in reasons)
     votes = block.all("table", "votes")[0].all("tbody")[0].all("tr")

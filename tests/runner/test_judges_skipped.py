@@ -20,6 +20,7 @@ from jurat.models import (
     GateOutcome,
     GateStatus,
     Policy,
+    Untrusted,
     policy_digest,
 )
 from jurat.runner._explain import gate_lines, not_passed, root_causes
@@ -97,11 +98,11 @@ def test_root_cause_first_then_what_could_not_run_then_what_was_skipped() -> Non
 
 def test_each_gate_states_its_evidence() -> None:
     parse = gate(GATE_PYTHON_PARSE, "fail", detail="SyntaxError at line 2, column 9",
-                 data={"line": 2, "column": 9, "message": "expected ':'"})
-    assert gate_lines(parse)[0].text == "python.parse failed: line 2, column 9: expected ':'"
+                 data={"line": 2, "column": 9, "message_sha256": "0" * 64})
+    assert gate_lines(parse)[0].text == "python.parse failed: line 2, column 9"
     imports = gate(GATE_PYTHON_IMPORTS, "fail", detail="1 denied, 1 warnings", data={
-        "findings": [{"name": "subprocess", "severity": "deny", "line": 1},
-                     {"name": "open", "severity": "warn", "line": 4}]})
+        "findings": [{"entry": "subprocess", "severity": "deny", "line": 1},
+                     {"entry": "open", "severity": "warn", "line": 4}]})
     assert gate_lines(imports)[0].text == "python.imports failed: denied subprocess (line 1)"
     lint = gate(GATE_LINT_RUFF, "fail", detail="3 findings",
                 data={"findings": 3, "by_code": {"E501": 1, "F401": 2}})
@@ -111,15 +112,17 @@ def test_each_gate_states_its_evidence() -> None:
 def test_a_failing_test_names_its_id_and_quotes_its_assertion_for_the_operator_only() -> None:
     tests = gate(GATE_TESTS_PASS, "fail", detail="failed", data={
         "outcome": "failed", "collected": 2, "passed": 1,
-        "not_passed": ["test_solution.py::test_add"]})
-    detail = ("--- test_solution.py::test_add failed\n"
-              "def test_add() -> None:\n>       assert add(2, 3) == 5\n"
-              "E       assert -1 == 5\n\ntest_solution.py:4: AssertionError",)
+        "not_passed": [1]})
+    detail = (Untrusted("--- test #1 failed test_solution.py::test_add\n"
+                        "def test_add() -> None:\n>       assert add(2, 3) == 5\n"
+                        "E       assert -1 == 5\n\ntest_solution.py:4: AssertionError",
+                        "reference"),)
     lines = gate_lines(tests, detail)
-    assert lines[0].text == (
-        "tests.pass failed: 1 of 2 tests did not pass: test_solution.py::test_add")
+    # The gate names the test by index; only the operator's lines name and quote it.
+    assert lines[0].text == "tests.pass failed: 1 of 2 tests did not pass: test #1"
     assert not lines[0].reference
     assert [(line.text, line.reference) for line in lines[1:]] == [
-        ("assert add(2, 3) == 5", True), ("E assert -1 == 5", True)]
+        ("test_solution.py::test_add", True), ("assert add(2, 3) == 5", True),
+        ("E assert -1 == 5", True)]
     # Without the operator-only detail (a reused receipt), the ids alone.
     assert len(gate_lines(tests)) == 1

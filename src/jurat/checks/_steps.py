@@ -166,7 +166,7 @@ def step_imports(tree: ast.Module | None, config: PythonChecks) -> Step:
     denied = [f for f in findings if f.severity == "deny"]
     # A finding is named by the policy entry it matched: the candidate's own dotted name
     # (``subprocess.anything``) is its text.
-    content = [
+    content: list[dict[str, Any]] = [
         {"rule": f.rule, "severity": f.severity, "entry": policy_entry(f.name, policy),
          "line": f.line, "col": f.col}
         for f in findings
