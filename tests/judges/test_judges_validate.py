@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jurat.canonical import StrictJSONError, digest_json, loads_strict
+from jurat.canonical import StrictJSONError, digest_json, loads_strict, sha256_digest
 from jurat.errors import JudgeOutputError
 from jurat.fold import gate_veto, hard_gates_pass
 from jurat.judges import (
@@ -118,9 +118,13 @@ def test_duplicate_reject_then_accept_is_not_read_as_accept() -> None:
     assert kind_of("rubric", text) == "duplicate_key"
 
 
-def test_valid_decision_is_returned_as_given() -> None:
+def test_valid_decision_is_returned_as_given_but_for_its_free_text() -> None:
     answer = arcv_decision(D, evidence_indices=[0, 2])
-    assert check("rubric", json.dumps(answer)) == answer
+    recorded = check("rubric", json.dumps(answer))
+    # The explanation is the judge's free text: a vote (signed, published) keeps its digest.
+    explanation = answer.pop("explanation")
+    assert recorded == {**answer, "explanation_sha256": sha256_digest(explanation),
+                        "explanation_chars": len(explanation)}
     assert check("pairwise", json.dumps(arcv_decision(D, preference="tie"))) is not None
 
 

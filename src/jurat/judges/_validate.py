@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from jurat.canonical import StrictJSONError, StrictJSONKind, loads_strict
+from jurat.canonical import StrictJSONError, StrictJSONKind, loads_strict, sha256_digest
 from jurat.errors import JudgeOutputError
 from jurat.fold import hard_gates_pass
 from jurat.judges._schema_check import AnswerSchema, answer_schema
@@ -242,10 +242,10 @@ def validate_answer(
 
     Kinds: ``rubric`` and ``pairwise`` (ARCV Judge Decision v1), ``criterion`` (alias
     ``criteria``; the binary answer) and ``equivalence`` (seed 002's line format or the same
-    four fields as JSON). Every kind but equivalence is returned exactly as the judge gave
-    it; an equivalence answer keeps only ``decision`` and ``numeric_agree`` while
-    ``reference`` (``b`` is the gold answer, the default) holds. Raises JudgeOutputError
-    with the named kind.
+    four fields as JSON). Every kind but equivalence is returned as the judge gave it but
+    for its free text (``recorded``); an equivalence answer keeps only ``decision`` and
+    ``numeric_agree`` while ``reference`` (``b`` is the gold answer, the default) holds.
+    Raises JudgeOutputError with the named kind.
     """
     if kind not in _KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; use one of {sorted(_KINDS)}")
@@ -255,17 +255,34 @@ def validate_answer(
     if kind == "claim":  # seed 000 grounding: judges/_claims.py
         from jurat.judges._claims import validate_claim
 
-        return validate_claim(answer, bundle_size)
+        return recorded(validate_claim(answer, bundle_size))
     if kind in ("criterion", "criteria"):
         _schema_check("criterion", answer)
-        return dict(answer)
+        return recorded(answer)
     _schema_check("arcv", answer, score_ids)
     _check_digest(answer, artifact_sha256)
     _check_evidence(answer, bundle_size)
     _check_gates(answer, hard_gates_pass(gates, hard_gates))
     if kind == "rubric":
         _check_single_preference(answer)
-    return dict(answer)
+    return recorded(answer)
+
+
+def recorded(answer: dict[str, Any]) -> dict[str, Any]:
+    """A validated answer as a vote records it: the judge's ``explanation`` by its digest
+    and length (docs/receipt-format.md §6.7).
+
+    The explanation is free text, and a judge that read the candidate can be steered into
+    writing anything there; the vote is signed into a receipt and published on the board,
+    where only digests, counts, enums and range-checked numbers of such text may go. The
+    fold never reads it.
+    """
+    out = dict(answer)
+    text = out.pop("explanation", None)
+    if isinstance(text, str):
+        out["explanation_sha256"] = sha256_digest(text)
+        out["explanation_chars"] = len(text)
+    return out
 
 
 def interpret(
