@@ -16,6 +16,11 @@ or as a local subclass of it named like the candidate's class (one per
 class, so ``pytest.raises(solution.InvalidInput)`` works). Nothing the
 candidate sends can raise a ``BaseException`` that is not an ``Exception``
 here (``SystemExit``, ``KeyboardInterrupt`` become ``CandidateError``).
+
+The module's ``__all__`` (what ``from solution import *`` binds in a test module) is the
+candidate's public names less any builtin, keyword, loaded module or name the test files
+bind (``exportable``): the candidate chooses its names, and a wrong answer defining
+``abs`` would otherwise rebind the builtin inside the trusted test.
 """
 
 from __future__ import annotations

@@ -23,6 +23,14 @@ Two processes, so that the verdict never depends on how the test run ends:
     one line per event, each carrying a token. At the end it asks the
     candidate process for its coverage summary (measured there, so
     candidate-reported) and passes it on as data.
+
+Taint rule. What this program reports names the hidden tests (node ids with their
+parameters, failure excerpts, collection errors) and relays what the candidate's
+process sent (coverage, exception names). The host reads only its closed-set fields
+(``outcome``, ``reason``, per-test outcomes) and counts as trusted; everything else it
+keeps as ``Untrusted`` for the operator (``checks/_sandbox_result.py``). The candidate's
+names reach a test module's namespace only as ``_sandbox_proxy.exportable`` allows:
+never a builtin, a keyword, a loaded module's name or a name the test files bind.
 """
 
 from __future__ import annotations

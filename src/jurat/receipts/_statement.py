@@ -4,6 +4,16 @@ The records themselves (the predicate's schema) are in ``_predicate``. The runne
 with the typed ``Statement`` (``decision_statement``, ``read_decision_statement``);
 ``build_statement`` and ``read_statement`` give the same statement as its JSON document,
 for tools that read or edit the bytes a receipt signs.
+
+Threat model. A receipt is signed, contributor-visible and published on the board, so
+it is a trusted output: nothing the judged party wrote may reach it except as digests,
+counts, enums and range-checked numbers (docs/receipt-format.md §11.4). This module
+builds it only from typed records (``GateOutcome``, ``Vote``, ``EvidenceBundle``,
+``Artifact``'s digest) whose producers enforce that rule at their own boundary:
+``checks/_sandbox_result.py`` and ``checks/_steps.py`` for the gates, ``judges/_validate``
+for the votes (a judge's explanation by its digest), the policy with its tests file by
+digest. Text the judged party wrote is held as ``models.Untrusted``, which is not a
+``str``: mypy refuses it in any field here, and it raises if formatted.
 """
 
 from __future__ import annotations
