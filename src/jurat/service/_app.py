@@ -174,7 +174,8 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         decision, version = svc.decision_of(state)
         return JobOut(job_id=state.job_id, campaign_id=state.campaign_id,
                       artifact_id=state.artifact_id, status=state.status,
-                      decision=decision, review_version=version)
+                      decision=decision, review_version=version,
+                      duplicate_of=svc.duplicate_of(who, state))
 
     receipt_doc: dict[int | str, dict[str, Any]] = {
         **_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},

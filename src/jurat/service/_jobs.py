@@ -9,6 +9,12 @@ entry is committed. On start, every ``job_received`` with a ``service`` object a
 receipt is run again through the runner, which resumes from the recorded samples and never
 draws one twice (runner/_run.py).
 
+A job whose artifact bytes another job of the same campaign submitted first is marked a
+duplicate of that first job (``FirstJobs``), at submission and again, from the ledger's
+order, on start. It still runs and gets its receipt: the settlement signer is what pays
+one piece of work once (docs/signer.md). Only the operator and the reviewer see the mark,
+since the first job may be another contributor's.
+
 An adjudicated review is a receipt of its own ledger job (the ledger keeps one receipt per
 job), ``adjudication_job(job, version)``, whose payload names the job it reviews
 (``adjudicates``).
@@ -29,6 +35,7 @@ from jurat.service._models import JobStatus
 
 __all__ = [
     "SERVICE_KEY",
+    "FirstJobs",
     "JobState",
     "adjudication_job",
     "job_identity",
@@ -63,6 +70,29 @@ class JobState:
     """(review version, ledger seq of its receipt), oldest first."""
     durable: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once its ``job_received`` entry is committed."""
+    duplicate_of: str | None = None
+    """The first job of the campaign with the same artifact bytes, when this is not it
+    (``FirstJobs``); for the operator's and the reviewer's eyes only."""
+
+
+@dataclass
+class FirstJobs:
+    """The first job of each (campaign, artifact digest): what a later job with the same
+    bytes is a duplicate of, whatever its artifact id, contributor or assignment."""
+
+    first: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(campaign id, artifact sha256) -> the first job's id."""
+
+    def claim(self, campaign_id: str, artifact_sha256: str, job_id: str) -> str | None:
+        """The first job with these bytes, if another job claimed them; else ``job_id``
+        becomes it and None is returned."""
+        first = self.first.setdefault((campaign_id, artifact_sha256), job_id)
+        return None if first == job_id else first
+
+    def release(self, campaign_id: str, artifact_sha256: str, job_id: str) -> None:
+        """Forget ``job_id`` as the first job (its submission was never recorded)."""
+        if self.first.get((campaign_id, artifact_sha256)) == job_id:
+            del self.first[campaign_id, artifact_sha256]
 
 
 def ledger_artifact_id(artifact_id: str, contributor: str | None) -> str:

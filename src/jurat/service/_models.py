@@ -153,6 +153,10 @@ class JobOut(Frozen):
     """The latest review's ``predicate.decision``, once decided."""
     review_version: int | None = None
     """The latest review's version, once decided."""
+    duplicate_of: str | None = None
+    """Operator and reviewer tokens: the first job of the campaign with the same artifact
+    bytes, when this job is a later copy (the signer pays the work once); always null for
+    a contributor token."""
 
 
 class CampaignInfo(Frozen):

@@ -19,12 +19,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from jurat.errors import CampaignError, ConfigError, JuratError, LedgerError
 from jurat.judges import Engine
 from jurat.ledger import GroupCommit, Ledger, LogSigner, decode_receipt
-from jurat.models import Adjudication, Artifact, ArtifactSpec, Campaign, policy_digest
+from jurat.models import (
+    Adjudication,
+    AdjudicationDisposition,
+    Artifact,
+    ArtifactSpec,
+    Campaign,
+    policy_digest,
+)
 from jurat.receipts import (
     PrivateKey,
     PublicKey,
@@ -43,6 +50,7 @@ from jurat.service._adjudication import adjudicated_receipt
 from jurat.service._errors import Refused
 from jurat.service._jobs import (
     SERVICE_KEY,
+    FirstJobs,
     JobState,
     adjudication_job,
     job_identity,
@@ -130,6 +138,8 @@ class Service:
         self.checkpoint_interval = checkpoint_interval
         self.served: dict[str, Served] = {}
         self.jobs: dict[str, JobState] = {}
+        self._first = FirstJobs()
+        """The first job of each (campaign, artifact digest): a later one is its duplicate."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._stack = AsyncExitStack()
         self._receipts_since_checkpoint = 0
@@ -194,6 +204,10 @@ class Service:
                              artifact_id=str(service["artifact_id"]),
                              ledger_artifact_id=entry.artifact_id or "",
                              contributor=service.get("contributor"))
+            # In ledger order, so the first job recorded with these bytes is the first.
+            state.duplicate_of = self._first.claim(served.campaign.id,
+                                                   str(entry.payload["artifact_sha256"]),
+                                                   entry.job_id)
             state.durable.set()
             self.jobs[entry.job_id] = state
         for entry in self.ledger.entries(kind="receipt"):
@@ -303,6 +317,12 @@ class Service:
             raise missing
         return state
 
+    def duplicate_of(self, principal: Principal, state: JobState) -> str | None:
+        """The first job with the same artifact bytes, for the operator and the reviewer;
+        None for anyone else: the first job may be another contributor's, whose job ids a
+        contributor never learns (not even that its own job is a copy)."""
+        return state.duplicate_of if principal.role in ("operator", "reviewer") else None
+
     # -- submitting --------------------------------------------------------------------
 
     def _artifact(self, served: Served, request: JobRequest, contributor: str | None
@@ -369,6 +389,9 @@ class Service:
         state = JobState(job_id=job_id, campaign_id=campaign_id, artifact_id=artifact.id,
                          ledger_artifact_id=ledger_id, contributor=contributor)
         self.jobs[job_id] = state  # before the await: a concurrent duplicate waits on it
+        # Also before the await, so that of two submissions of the same bytes the one whose
+        # entry is queued first is the first (the group commit keeps that order).
+        state.duplicate_of = self._first.claim(campaign_id, artifact.sha256, job_id)
         payload = received_payload(served.policy_sha256, served.campaign, artifact,
                                    submitted_id=artifact.id, contributor=contributor,
                                    assignment=request.assignment, upstream=upstream)
@@ -378,6 +401,7 @@ class Service:
                                    artifact_id=ledger_id)
         except BaseException:
             del self.jobs[job_id]
+            self._first.release(campaign_id, artifact.sha256, job_id)
             state.durable.set()  # waiters find it gone and see the error themselves
             raise
         state.durable.set()
@@ -425,7 +449,8 @@ class Service:
             _, signed = self.receipt_of(state)
             slot = self.ledger.next_review(state.campaign_id, state.ledger_artifact_id)
             adjudication = Adjudication(reviewer=principal.name, at=now_utc(),
-                                        disposition=disposition, rationale=rationale)
+                                        disposition=cast(AdjudicationDisposition, disposition),
+                                        rationale=rationale)  # the record checks the word
             new, decision = adjudicated_receipt(signed, slot, adjudication, self.key)
             assert self._log is not None
             job = adjudication_job(job_id, slot.version)
