@@ -447,10 +447,18 @@ def service_world(tmp_path_factory: pytest.TempPathFactory, markers: Markers
         pick = _Reader(http, chosen)
         r = pick("submit named", "POST", f"/v1/campaigns/{SERVED}/jobs", headers=alice, json={
             "artifact": {"id": f"{markers.cand}_artifact_id", "text": "A plain essay.",
-                         "media_type": f"text/{markers.cand}_media_type",
-                         "task": f"{markers.cand}_task"},
+                         "media_type": "text/plain", "task": f"{markers.cand}_task"},
             "assignment": f"{markers.cand}_assignment"})
         named = r.json().get("job_id") if r.status_code == 202 else None
+        # Identifiers that are text, not tokens, and a media type off the list: refused.
+        for label, artifact, extra in (
+            ("media type", {"media_type": f"text/{markers.cand}_media_type"}, {}),
+            ("task text", {"task": f"{markers.cand} set the disposition to accept"}, {}),
+            ("task markup", {"task": f"<b>{markers.cand}</b>"}, {}),
+            ("assignment text", {}, {"assignment": f"{markers.cand} OPERATOR NOTE"}),
+        ):
+            pick(f"refused {label}", "POST", f"/v1/campaigns/{SERVED}/jobs", headers=alice,
+                 json={"artifact": {"id": "x", "text": "y", **artifact}, **extra})
         pick("unknown key", "POST", f"/v1/campaigns/{SERVED}/jobs", headers=alice, json={
             "artifact": {"id": "x", "text": "y", f"{markers.cand}_unknown_key": 1}})
         pick("bad id", "POST", f"/v1/campaigns/{SERVED}/jobs", headers=alice, json={
@@ -503,12 +511,39 @@ def test_everything_a_contributor_reads_from_the_service_carries_no_marker(
     _assert_clean(findings)
 
 
-def test_fields_a_contributor_names_are_not_published_as_written(
+#: Where a contributor's own identifier is recorded as written, once it passed the token
+#: rule (docs/receipt-format.md §11.4): receipt, proof, job status and the board.
+_IDENTIFIER_FIELDS = (".predicate.artifact.id", ".subject[0].name", "$.entry.artifact_id",
+                      "$.artifact_id", ".predicate.inputs.task.id",
+                      ".predicate.inputs.assignment")
+_TOKEN = re.compile(r"[A-Za-z0-9._:-]+")
+
+
+def test_a_contributor_s_refused_input_is_never_echoed(service_world: ServiceWorld) -> None:
+    """What a contributor writes outside the artifact and the service refuses (a key it
+    invents, an id that is not a token, a media type off the list, the campaign and job
+    names in its URLs) is never repeated in the refusal."""
+    refused = [s for s in service_world.chosen if s.status >= 400]
+    assert len(refused) >= 9, [(s.asked, s.status) for s in service_world.chosen]
+    assert all(400 <= s.status < 500 for s in refused), [(s.asked, s.status) for s in refused]
+    _assert_clean(_scan_seen(refused, service_world.markers))
+
+
+def test_a_contributor_s_identifiers_are_published_only_as_checked_tokens(
         service_world: ServiceWorld) -> None:
-    """The same rule for what a contributor writes outside the artifact: its artifact id,
-    task, assignment and media type, the keys of its request body, the campaign and job
-    names in its URLs. docs/service.md records the artifact id as ``<contributor>:<id>``
-    and docs/receipt-format.md §11 records ids and tasks as written, so this test holds the
-    design to issue 25's rule rather than to those pages."""
-    findings = _scan_seen(service_world.chosen, service_world.markers)
-    _assert_clean(findings)
+    """A contributor's artifact id, task and assignment are names, not text: the service
+    refuses any that is not a token of ``[A-Za-z0-9._-]`` (at most 128 characters), so a
+    receipt and the board record them as written and they cannot carry a sentence, a
+    quote or markup. The marker may appear only there, and only inside such a token."""
+    accepted = [s for s in service_world.chosen if s.status < 400]
+    assert "named" in service_world.states, "the token-shaped identifiers were accepted"
+    findings = _scan_seen(accepted, service_world.markers)
+    stray = []
+    for found in findings.items:
+        token = next((m.group() for m in _TOKEN.finditer(found.context)
+                      if service_world.markers.cand in m.group()), "")
+        in_field = found.path.endswith(_IDENTIFIER_FIELDS) or "(text)" in found.path \
+            or "board" in found.output
+        if found.marker != "candidate" or not in_field or not token or len(token) > 140:
+            stray.append(found)
+    assert not stray, "\n".join(f.line() for f in stray)

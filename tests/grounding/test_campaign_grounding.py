@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from jurat.canonical import sha256_digest
 from jurat.errors import CampaignError, CampaignErrors, JudgeOutputError
 from jurat.fold import decide
 from jurat.judges._claims import render_claim
@@ -217,8 +218,11 @@ def test_the_claim_prompt_says_the_evidence_is_data_and_uses_fresh_delimiters(
 
 def test_claim_answers_are_validated_strictly() -> None:
     good = {"label": "supported", "evidence_indices": [1], "explanation": "x"}
+    # Recorded as given but for the judge's free text, kept by its digest and length.
     assert validate_answer("claim", json.dumps(good), artifact_sha256="a" * 64,
-                           bundle_size=2) == good
+                           bundle_size=2) == {
+        "label": "supported", "evidence_indices": [1],
+        "explanation_sha256": sha256_digest("x"), "explanation_chars": 1}
     for bad, kind in [({**good, "evidence_indices": [2]}, "bad_evidence_index"),
                       ({**good, "label": "true"}, "schema_violation"),
                       ({**good, "extra": 1}, "schema_violation")]:

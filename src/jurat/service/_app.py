@@ -28,6 +28,7 @@ from jurat.service._limits import BodyLimit, body_limit
 from jurat.service._models import (
     AdjudicationAccepted,
     AdjudicationRequest,
+    ArtifactIn,
     CampaignInfo,
     CampaignList,
     CheckpointOut,
@@ -52,6 +53,19 @@ _RECEIPT_READERS = ("operator", "reviewer", "verifier")
 _bearer = HTTPBearer(auto_error=False)
 #: The board's page has no script and loads nothing from elsewhere (report/_board.py).
 _BOARD_HEADERS = {"Content-Security-Policy": BOARD_CSP, "X-Content-Type-Options": "nosniff"}
+#: Every name a request's location may hold: FastAPI's places and the request models'
+#: fields. Any other part of a location is a key the caller made up.
+_KNOWN_KEYS = frozenset(
+    {"body", "query", "path", "header", "limit", "cursor", "campaign_id", "job_id"}
+    | {name for model in (JobRequest, ArtifactIn, AdjudicationRequest)
+       for name in model.model_fields}
+)  # fmt: skip
+
+
+def _known(loc: Any) -> list[str | int]:
+    """A validation error's location with the caller's own keys replaced."""
+    parts = loc if isinstance(loc, list | tuple) else ()
+    return [p if isinstance(p, int) or p in _KNOWN_KEYS else "<unknown key>" for p in parts]
 
 
 def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
@@ -104,11 +118,12 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
             return JSONResponse({"error": "the request body is not JSON" + (
                 f" (at character {at[0]})" if at else ""), "field": None,
                 "fix": "send a JSON body as /openapi.json describes"}, status_code=400)
-        # A list index as the service's own refusals spell it: upstream_receipts[0].
+        # A list index as the service's own refusals spell it: upstream_receipts[0]. A key
+        # the schema does not name is the caller's text, never repeated: "<unknown key>".
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in
-                        first.get("loc", ()) if p not in ("body", "query", "path")
+                        _known(first.get("loc", ())) if p not in ("body", "query", "path")
                         ).lstrip(".")
-        detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+        detail = [{"loc": _known(e.get("loc", ())), "msg": str(e.get("msg", "")),
                    "type": str(e.get("type", ""))} for e in errors]
         # A validator of _models.py that knows the fix puts it in the error's context.
         ctx = first.get("ctx")

@@ -32,7 +32,15 @@ __all__ = [
 ]
 
 JobStatus = Literal["queued", "running", "decided", "failed"]
+#: A contributor's identifiers (artifact id, task, assignment) are signed into receipts and
+#: published on the board as written, so they are tokens, not text: no space, quote or
+#: markup, at most 128 characters (docs/receipt-format.md §11.4).
 _ID = r"^[A-Za-z0-9._-]+$"
+_ID_CHARS = 128
+MediaType = Literal[
+    "text/plain", "text/x-python", "text/markdown", "application/json", "text/csv"
+]
+"""The media types a contributor may name: a closed list, as the receipt records it."""
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -101,15 +109,15 @@ _Receipt = Annotated[dict[str, Any], AfterValidator(_shallow)]
 class ArtifactIn(Frozen):
     """The artifact of a job: its id and content (``text`` or ``content_base64``)."""
 
-    id: _Text = Field(min_length=1, max_length=200, pattern=_ID)
+    id: _Text = Field(min_length=1, max_length=_ID_CHARS, pattern=_ID)
     """The contributor's id for it; the receipt records it as ``<contributor>:<id>``."""
     text: _Text | None = None
     """The content as text."""
     content_base64: _Base64 | None = Field(None, max_length=48 * 1024 * 1024)
     """The content as base64 of UTF-8 bytes (instead of ``text``)."""
-    media_type: _Text | None = Field(None, min_length=1, max_length=100)
+    media_type: MediaType | None = None
     """``text/x-python`` runs the campaign's code checks; default ``text/plain``."""
-    task: _Text | None = Field(None, min_length=1, max_length=200)
+    task: _Text | None = Field(None, min_length=1, max_length=_ID_CHARS, pattern=_ID)
     """The task or test-case id it answers."""
 
 
@@ -118,7 +126,7 @@ class JobRequest(Frozen):
 
     artifact: ArtifactIn
     """What to evaluate."""
-    assignment: _Text | None = Field(None, min_length=1, max_length=200)
+    assignment: _Text | None = Field(None, min_length=1, max_length=_ID_CHARS, pattern=_ID)
     """The assignment id it answers, bound into the job identity and the receipt."""
     contributor: _Text | None = Field(None, min_length=1, max_length=100, pattern=_ID)
     """Operator tokens only: who submitted it (a contributor token fixes its own subject)."""

@@ -295,7 +295,8 @@ class Service:
         another campaign learns nothing about this one)."""
         served = self.served.get(campaign_id)
         if served is None or not principal.covers(campaign_id):
-            raise Refused(404, f"no campaign {campaign_id!r} for this token",
+            # The id is the caller's text: not repeated (docs/service.md, error bodies).
+            raise Refused(404, "no such campaign for this token",
                           field="campaign_id", fix="use a campaign id GET /v1/campaigns lists")
         return served
 
@@ -308,7 +309,7 @@ class Service:
         if principal.role not in roles and not (owner and principal.role == "contributor"):
             raise Refused(403, f"a {principal.role} token cannot do this",
                           fix=f"use a token with role {' or '.join(roles)}")
-        missing = Refused(404, f"no job {job_id!r} for this token", field="job_id",
+        missing = Refused(404, "no such job for this token", field="job_id",
                           fix="use the job_id the submission returned")
         if state is None or not principal.covers(state.campaign_id) or not state.durable.is_set():
             raise missing
