@@ -4,6 +4,7 @@ The stable public API: the fold (pure decision functions), canonical digests and
 campaign loader. Everything else lives in its subpackage.
 """
 
+from jurat._version import __version__
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import (
@@ -21,8 +22,6 @@ from jurat.fold import (
     wilson_interval,
 )
 from jurat.models import load_campaign
-
-__version__ = "0.1.0"
 
 __all__ = [
     "FOLD_RULE",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from jurat._version import __version__
 from jurat.canonical import digest_json
 from jurat.errors import ConfigError
 from jurat.judges._general import (
@@ -126,10 +127,8 @@ def claim_samples(
 def judge_bundle(artifact: Artifact, bundle: EvidenceBundle) -> EvidenceBundle:
     """The bundle a judge sees: the artifact itself at index 0, then the checks' evidence."""
     if not bundle.items:
-        import jurat
-
         item = EvidenceItem(
-            kind="artifact", tool="jurat", tool_version=jurat.__version__, sha256=artifact.sha256
+            kind="artifact", tool="jurat", tool_version=__version__, sha256=artifact.sha256
         )
         return EvidenceBundle(items=(item,))
     first = bundle.items[0]

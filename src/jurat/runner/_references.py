@@ -9,7 +9,7 @@ reads them once, so every judge of every artifact is shown the same capture.
 
 from __future__ import annotations
 
-import jurat
+from jurat._version import __version__
 from jurat.errors import CampaignError, IntakeError
 from jurat.models import Campaign, EvidenceItem
 from jurat.models._load import campaign_line
@@ -44,7 +44,7 @@ def reference_evidence(campaign: Campaign) -> tuple[EvidenceItem, ...]:
             span=Span(start=spec.span[0], end=spec.span[1]) if spec.span else None,
         )
         try:
-            items.append(to_evidence_item(reference, body, tool_version=jurat.__version__))
+            items.append(to_evidence_item(reference, body, tool_version=__version__))
         except IntakeError as exc:
             sha_field = f"grounding.references[{index}].sha256"
             raise CampaignError(

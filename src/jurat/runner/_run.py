@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from jurat import __version__
+from jurat._version import __version__
 from jurat.errors import ConfigError, IntakeError, JuratError
 from jurat.fold import decide
 from jurat.judges import Engine, SampleTelemetry, limit_share, plan_samples, usd

@@ -19,11 +19,11 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from jurat import __version__
+from jurat._version import __version__
 from jurat.models._artifact import MAX_ARTIFACT_BYTES
 from jurat.report import BOARD_CSP
 from jurat.service._board import BoardCache
-from jurat.service._errors import Refused
+from jurat.service._errors import ServiceRefusal
 from jurat.service._limits import BodyLimit, body_limit
 from jurat.service._models import (
     AdjudicationAccepted,
@@ -96,14 +96,15 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
                                          Depends(_bearer)]) -> Principal:
         found = tokens.lookup(credentials.credentials) if credentials is not None else None
         if found is None:
-            raise Refused(401, "a valid Bearer token is required",
-                          fix="send Authorization: Bearer <token from `jurat token create`>")
+            raise ServiceRefusal(
+                401, "a valid Bearer token is required",
+                       fix="send Authorization: Bearer <token from `jurat token create`>")
         return found
 
     Who = Annotated[Principal, Depends(principal)]
 
-    @app.exception_handler(Refused)
-    async def refused(_: Request, exc: Refused) -> JSONResponse:
+    @app.exception_handler(ServiceRefusal)
+    async def refused(_: Request, exc: ServiceRefusal) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
@@ -164,8 +165,8 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         def board_file(path: str) -> FileResponse:
             found = served_board.file(path)
             if found is None:
-                raise Refused(404, f"/board/{path[:100]}: no such file on the board",
-                              fix="open /board/")
+                raise ServiceRefusal(404, f"/board/{path[:100]}: no such file on the board",
+                                            fix="open /board/")
             return FileResponse(found, headers=_BOARD_HEADERS)
 
     @app.get("/v1/campaigns", responses=_ERRORS)
@@ -215,8 +216,8 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         seq, _ = svc.receipt_of(state)
         covered = svc.ledger.checkpoints()
         if not covered or covered[-1].tree_size <= seq:
-            raise Refused(409, "the receipt is not in a signed checkpoint yet",
-                          fix=f"retry in {svc.checkpoint_interval:g} s")
+            raise ServiceRefusal(409, "the receipt is not in a signed checkpoint yet",
+                                        fix=f"retry in {svc.checkpoint_interval:g} s")
         result: dict[str, Any] = svc.ledger.prove_entries([seq])[0].model_dump(mode="json")
         return result
 
@@ -235,8 +236,8 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
                         ) -> DecisionsPage:
         """Every receipt of the campaign in ledger order, paged."""
         if who.role not in ("operator", "verifier"):
-            raise Refused(403, f"a {who.role} token cannot list decisions",
-                          fix="use an operator or verifier token")
+            raise ServiceRefusal(403, f"a {who.role} token cannot list decisions",
+                                        fix="use an operator or verifier token")
         svc = service()
         svc.campaign_for(who, campaign_id)
         return _page(svc, campaign_id, limit, int(cursor) if cursor else None)
@@ -246,7 +247,7 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         """The latest signed checkpoint."""
         stored = service().ledger.checkpoints()
         if not stored:
-            raise Refused(404, "no checkpoint yet", fix="retry once a job is decided")
+            raise ServiceRefusal(404, "no checkpoint yet", fix="retry once a job is decided")
         latest = stored[-1]
         return CheckpointOut(tree_size=latest.tree_size, root_hash=latest.root_hash,
                              note=latest.note)

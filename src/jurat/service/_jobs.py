@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from jurat import __version__
+from jurat._version import __version__
 from jurat.canonical import digest_json
 from jurat.models import Artifact, ArtifactSpec, Campaign
 from jurat.service._models import JobStatus
