@@ -26,7 +26,7 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
     from jurat.models import Adjudication, AdjudicationDisposition
     from jurat.receipts import load_or_create_default_key, load_private_key
     from jurat.service._adjudication import adjudicated_receipt
-    from jurat.service._errors import Refused
+    from jurat.service._errors import ServiceRefusal
     from jurat.service._jobs import adjudication_job
     from jurat.service._service import now_utc
 
@@ -55,7 +55,7 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
         slot = ledger.next_review(latest.campaign_id, latest.artifact_id)
         try:
             new, decision = adjudicated_receipt(signed, slot, adjudication, key)
-        except Refused as exc:
+        except ServiceRefusal as exc:
             raise ConfigError(exc.diagnostics()) from exc
         ledger_job = adjudication_job(job, slot.version)
         ledger.append("decision", ledger_job, decision.model_dump(mode="json"),

@@ -7,7 +7,7 @@ as new review versions. docs/service.md has the contract; FastAPI and uvicorn ar
 ``serve`` extra, imported only when the server starts.
 """
 
-from jurat.service._errors import Refused
+from jurat.service._errors import ServiceRefusal
 from jurat.service._serve import load_served, serve_forever
 from jurat.service._service import Service
 from jurat.service._tokens import ALL_CAMPAIGNS, ROLES, Principal, Role, TokenStore
@@ -16,7 +16,7 @@ __all__ = [
     "ALL_CAMPAIGNS",
     "ROLES",
     "Principal",
-    "Refused",
+    "ServiceRefusal",
     "Role",
     "Service",
     "TokenStore",

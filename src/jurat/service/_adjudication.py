@@ -13,7 +13,7 @@ from jurat.receipts import (
     sign_statement,
     statement_document,
 )
-from jurat.service._errors import Refused
+from jurat.service._errors import ServiceRefusal
 
 __all__ = ["adjudicated_receipt"]
 
@@ -21,21 +21,22 @@ __all__ = ["adjudicated_receipt"]
 def adjudicated_receipt(signed: bytes, slot: ReviewSlot, adjudication: Adjudication,
                         key: PrivateKey) -> tuple[bytes, Decision]:
     """Review ``slot.version`` of the receipt ``signed``, settled by ``adjudication`` and
-    signed with ``key``: its bytes and its decision. Refused (409) when ``signed`` is not
+    signed with ``key``: its bytes and its decision. ServiceRefusal (409) when ``signed`` is not
     the artifact's current review, or the fold does not admit the adjudication (not an
     escalation, or an accept over a required gate that did not pass)."""
     if slot.supersedes is None or slot.supersedes != receipt_digest(signed):
-        raise Refused(409, "this review is superseded by a later receipt for the same "
-                      "artifact; adjudicate the latest one",
-                      fix="read the job again and adjudicate its latest review")
+        raise ServiceRefusal(409, "this review is superseded by a later receipt for the same "
+                             "artifact; adjudicate the latest one",
+                             fix="read the job again and adjudicate its latest review")
     try:
         statement = adjudicated_statement(read_decision_statement(signed),
                                           version=slot.version, supersedes=slot.supersedes,
                                           adjudication=adjudication)
     except FoldInputError as exc:
-        raise Refused(409, f"adjudication refused: {exc}", field="disposition",
-                      fix="adjudicate only an escalated decision, and reject when a required "
-                          "gate did not pass") from exc
+        raise ServiceRefusal(
+            409, f"adjudication refused: {exc}", field="disposition",
+            fix="adjudicate only an escalated decision, and reject when a required "
+                "gate did not pass") from exc
     except ValidationError as exc:
-        raise Refused(409, f"adjudication refused: {exc}") from exc
+        raise ServiceRefusal(409, f"adjudication refused: {exc}") from exc
     return sign_statement(statement_document(statement), key), statement.predicate.decision

@@ -1,6 +1,6 @@
 """The one error a request can end in: an HTTP status with what was wrong and the fix.
 
-Every refusal of the service is a ``Refused``; the app (``_app.py``) turns it into a JSON
+Every refusal of the service is a ``ServiceRefusal``; the app (``_app.py``) turns it into a JSON
 body (``ErrorOut``) in one place. Messages are written for whoever holds the token that
 asked: they never quote reference material, another contributor's data, or exception
 text from deeper layers (which may quote either); those go to the server's log.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from jurat.errors import JuratError
 
-__all__ = ["Refused"]
+__all__ = ["ServiceRefusal"]
 
 
-class Refused(JuratError):
+class ServiceRefusal(JuratError):
     """A request refused with ``status`` (4xx), naming the ``field`` and the ``fix``."""
 
     def __init__(self, status: int, message: str, *, field: str | None = None,

@@ -3,7 +3,7 @@
 ``Service`` is an async context manager that owns what it opens: the judge engine, the
 ledger's group commit, the runner of each campaign and the background tasks (jobs, the
 checkpoint loop). ``_app.py`` maps requests onto its methods; every refusal is a
-``Refused`` with its status. Who may do what is decided here, in ``_access``, once.
+``ServiceRefusal`` with its status. Who may do what is decided here, in ``_access``, once.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from jurat.runner import (
     preflight,
 )
 from jurat.service._adjudication import adjudicated_receipt
-from jurat.service._errors import Refused
+from jurat.service._errors import ServiceRefusal
 from jurat.service._jobs import (
     SERVICE_KEY,
     FirstJobs,
@@ -296,8 +296,9 @@ class Service:
         served = self.served.get(campaign_id)
         if served is None or not principal.covers(campaign_id):
             # The id is the caller's text: not repeated (docs/service.md, error bodies).
-            raise Refused(404, "no such campaign for this token",
-                          field="campaign_id", fix="use a campaign id GET /v1/campaigns lists")
+            raise ServiceRefusal(
+                404, "no such campaign for this token",
+                field="campaign_id", fix="use a campaign id GET /v1/campaigns lists")
         return served
 
     def job_for(self, principal: Principal, job_id: str, *, roles: tuple[str, ...],
@@ -307,10 +308,10 @@ class Service:
         cannot probe for other contributors' jobs. A role outside ``roles`` is a 403."""
         state = self.jobs.get(job_id)
         if principal.role not in roles and not (owner and principal.role == "contributor"):
-            raise Refused(403, f"a {principal.role} token cannot do this",
-                          fix=f"use a token with role {' or '.join(roles)}")
-        missing = Refused(404, "no such job for this token", field="job_id",
-                          fix="use the job_id the submission returned")
+            raise ServiceRefusal(403, f"a {principal.role} token cannot do this",
+                                 fix=f"use a token with role {' or '.join(roles)}")
+        missing = ServiceRefusal(404, "no such job for this token", field="job_id",
+                                 fix="use the job_id the submission returned")
         if state is None or not principal.covers(state.campaign_id) or not state.durable.is_set():
             raise missing
         if principal.role == "contributor" and (
@@ -330,17 +331,18 @@ class Service:
                   ) -> Artifact:
         given = request.artifact
         if (given.text is None) == (given.content_base64 is None):
-            raise Refused(422, "give exactly one of artifact.text and artifact.content_base64",
-                          field="artifact.text", fix='send {"artifact": {"id": "c1", "text": '
-                          '"…"}}')
+            raise ServiceRefusal(
+                422, "give exactly one of artifact.text and artifact.content_base64",
+                field="artifact.text", fix='send {"artifact": {"id": "c1", "text": '
+                '"…"}}')
         text = given.text
         if given.content_base64 is not None:
             try:
                 text = base64.b64decode(given.content_base64, validate=True).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError) as exc:
-                raise Refused(422, "artifact.content_base64 is not base64 of UTF-8 text",
-                              field="artifact.content_base64",
-                              fix="base64-encode the UTF-8 bytes, or send text") from exc
+                raise ServiceRefusal(422, "artifact.content_base64 is not base64 of UTF-8 text",
+                                     field="artifact.content_base64",
+                                     fix="base64-encode the UTF-8 bytes, or send text") from exc
         spec = ArtifactSpec(id=given.id, text=text, media_type=given.media_type or "text/plain",
                             task=given.task, contributor=contributor)
         try:
@@ -350,23 +352,23 @@ class Service:
                 raise  # the campaign's own files (its tests): the operator's problem, a 500
             # Intake's words name campaign files; say only what the submitter can change.
             limit = served.campaign.intake.max_artifact_bytes
-            raise Refused(413, f"the artifact is larger than this campaign's cap of {limit} "
-                          "bytes", field="artifact.text", fix="submit a smaller artifact"
-                          ) from exc
+            raise ServiceRefusal(413, f"the artifact is larger than this campaign's cap of {limit} "
+                                 "bytes", field="artifact.text", fix="submit a smaller artifact"
+                                 ) from exc
 
     async def submit(self, principal: Principal, campaign_id: str, request: JobRequest
                      ) -> JobState:
         """Record the job durably (its ``job_received`` entry) and start it; the same
         request again returns the same job without recording or sampling anything."""
         if principal.role not in ("operator", "contributor"):
-            raise Refused(403, f"a {principal.role} token cannot submit jobs",
-                          fix="use a contributor or operator token")
+            raise ServiceRefusal(403, f"a {principal.role} token cannot submit jobs",
+                                 fix="use a contributor or operator token")
         served = self.campaign_for(principal, campaign_id)
         contributor = request.contributor
         if principal.role == "contributor":
             if contributor is not None and contributor != principal.subject:
-                raise Refused(403, "a contributor token submits only as its own subject",
-                              field="contributor", fix="leave contributor out")
+                raise ServiceRefusal(403, "a contributor token submits only as its own subject",
+                                     field="contributor", fix="leave contributor out")
             contributor = principal.subject
         artifact = self._artifact(served, request, contributor)
         upstream = verify_upstream(request.upstream_receipts, served.upstream_keys,
@@ -378,8 +380,9 @@ class Service:
         if existing is not None:
             await existing.durable.wait()
             if self.jobs.get(job_id) is not existing:
-                raise Refused(409, "the same job was being recorded and failed; submit again",
-                              fix="submit the same body again")
+                raise ServiceRefusal(
+                    409, "the same job was being recorded and failed; submit again",
+                    fix="submit the same body again")
             if existing.status == "failed":
                 # A job that failed part-way runs again from what it recorded: no sample
                 # recorded is drawn again (seed 000: a retry is not a new sample).
@@ -414,14 +417,14 @@ class Service:
     def receipt_of(self, state: JobState, version: int | None = None) -> tuple[int, bytes]:
         """(ledger seq, bytes) of the job's latest review, or of review ``version``."""
         if not state.reviews:
-            raise Refused(409, f"job {state.job_id} is {state.status}: no receipt yet",
-                          fix="poll GET /v1/jobs/{job_id} until status is decided")
+            raise ServiceRefusal(409, f"job {state.job_id} is {state.status}: no receipt yet",
+                                 fix="poll GET /v1/jobs/{job_id} until status is decided")
         chosen = state.reviews[-1] if version is None else next(
             (r for r in state.reviews if r[0] == version), None)
         if chosen is None:
-            raise Refused(404, f"job {state.job_id} has no review version {version}",
-                          field="version",
-                          fix=f"versions: {', '.join(str(v) for v, _ in state.reviews)}")
+            raise ServiceRefusal(404, f"job {state.job_id} has no review version {version}",
+                                 field="version",
+                                 fix=f"versions: {', '.join(str(v) for v, _ in state.reviews)}")
         entry = self.ledger.entry(chosen[1])
         return entry.seq, decode_receipt(entry.payload, seq=entry.seq)
 
@@ -442,9 +445,10 @@ class Service:
         state = self.job_for(principal, job_id, roles=("reviewer",), owner=False)
         served = self.served[state.campaign_id]
         if quotes_reference(rationale, served.references):
-            raise Refused(422, "the rationale quotes the campaign's tests, which contributors "
-                          "must never see, and the receipt is published to them",
-                          field="rationale", fix="describe the failure without quoting tests")
+            raise ServiceRefusal(
+                422, "the rationale quotes the campaign's tests, which contributors "
+                "must never see, and the receipt is published to them",
+                field="rationale", fix="describe the failure without quoting tests")
         async with self._artifact_locks.setdefault(
                 (state.campaign_id, state.ledger_artifact_id), asyncio.Lock()):
             _, signed = self.receipt_of(state)
@@ -464,8 +468,8 @@ class Service:
                     artifact_id=state.ledger_artifact_id, review=slot,
                     extra={"adjudicates": job_id})
             except LedgerError as exc:
-                raise Refused(409, "another review of this artifact was recorded first; "
-                              "read the job again") from exc
+                raise ServiceRefusal(409, "another review of this artifact was recorded first; "
+                                     "read the job again") from exc
             state.reviews.append((slot.version, entry.seq))
             self._receipts_since_checkpoint += 1
             return slot.version

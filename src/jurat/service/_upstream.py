@@ -27,7 +27,7 @@ from jurat.models import Campaign
 from jurat.receipts import MAX_DEPTH, PAYLOAD_TYPE, PublicKey, load_public_key, pae
 from jurat.receipts._bundle import parse_bundle
 from jurat.receipts._keys import verify_bytes
-from jurat.service._errors import Refused
+from jurat.service._errors import ServiceRefusal
 from jurat.service._limits import UPSTREAM_BYTES
 
 __all__ = ["trusted_keys", "verify_upstream"]
@@ -48,11 +48,12 @@ def trusted_keys(campaign: Campaign) -> tuple[PublicKey, ...]:
     return tuple(keys)
 
 
-def _refuse(index: int, why: str) -> Refused:
-    return Refused(422, f"upstream_receipts[{index}]: {why}; the job was refused and nothing "
-                   "was sampled", field=f"upstream_receipts[{index}]",
-                   fix="submit the current Stage 1/2 receipts of exactly this artifact, as "
-                       "their signers issued them")
+def _refuse(index: int, why: str) -> ServiceRefusal:
+    return ServiceRefusal(
+        422, f"upstream_receipts[{index}]: {why}; the job was refused and nothing "
+        "was sampled", field=f"upstream_receipts[{index}]",
+        fix="submit the current Stage 1/2 receipts of exactly this artifact, as "
+            "their signers issued them")
 
 
 def _one(index: int, bundle: dict[str, Any], keys: Sequence[PublicKey],
@@ -90,11 +91,12 @@ def _one(index: int, bundle: dict[str, Any], keys: Sequence[PublicKey],
 
 def verify_upstream(bundles: Sequence[dict[str, Any]], keys: Sequence[PublicKey],
                     artifact_sha256: str) -> tuple[dict[str, JsonValue], ...]:
-    """Each bundle verified and bound as ``{name, sha256}``, or Refused (422) naming the
+    """Each bundle verified and bound as ``{name, sha256}``, or ServiceRefusal (422) naming the
     first that is not acceptable. A campaign that trusts no key refuses any bundle."""
     if bundles and not keys:
-        raise Refused(422, "this campaign trusts no upstream keys, so it cannot check "
-                      "upstream receipts; the job was refused", field="upstream_receipts",
-                      fix="submit without upstream_receipts, or ask the operator to list the "
-                          "signers' keys in the campaign's [upstream] keys")
+        raise ServiceRefusal(
+            422, "this campaign trusts no upstream keys, so it cannot check "
+            "upstream receipts; the job was refused", field="upstream_receipts",
+            fix="submit without upstream_receipts, or ask the operator to list the "
+                "signers' keys in the campaign's [upstream] keys")
     return tuple(_one(i, b, keys, artifact_sha256) for i, b in enumerate(bundles))

@@ -8,7 +8,7 @@ order). Every decision goes to the signer's own append-only log in its state fil
 protocol, the registry and the threat model are in docs/signer.md.
 """
 
-from jurat.signer._checks import CHECKS, MAX_REQUEST_BYTES, Refused
+from jurat.signer._checks import CHECKS, MAX_REQUEST_BYTES, SignerRefusal
 from jurat.signer._key import (
     KEY_FILE_NAME,
     SettlementKey,
@@ -28,7 +28,7 @@ __all__ = [
     "SETTLEMENT_TYPES",
     "Decided",
     "Grant",
-    "Refused",
+    "SignerRefusal",
     "Registry",
     "RegistryCampaign",
     "SettlementKey",

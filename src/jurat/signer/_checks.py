@@ -59,7 +59,7 @@ __all__ = [
     "CHECKS",
     "MAX_REQUEST_BYTES",
     "Authentic",
-    "Refused",
+    "SignerRefusal",
     "Request",
     "check_campaign",
     "check_decision",
@@ -80,7 +80,7 @@ _FIELDS = frozenset({"receipt", "proof"})
 _SIGNATURE_STEP = 3
 
 
-class Refused(JuratError):
+class SignerRefusal(JuratError):
     """A request the signer refuses: ``check`` names the check, the message says why."""
 
     def __init__(self, check: str, reason: str) -> None:
@@ -133,24 +133,25 @@ def parse_request(line: bytes) -> Request:
     try:
         doc = loads_strict(line, max_bytes=MAX_REQUEST_BYTES, max_depth=MAX_DEPTH + 1)
     except (ValueError, JuratError) as exc:
-        raise Refused("request", f"not one strict JSON object: {exc}") from exc
+        raise SignerRefusal("request", f"not one strict JSON object: {exc}") from exc
     if not isinstance(doc, dict):
-        raise Refused("request", "the request is not a JSON object")
+        raise SignerRefusal("request", "the request is not a JSON object")
     extra = sorted(set(doc) - _FIELDS)
     if extra:
         shown = ", ".join(repr(name[:40]) for name in extra[:8])
-        raise Refused("request", f"unknown field(s) {shown}: a request carries a receipt and "
-                      "optionally its proof, nothing else (no destination, amount or calldata: "
-                      "the signer builds the settlement from its own registry)")
+        raise SignerRefusal(
+            "request", f"unknown field(s) {shown}: a request carries a receipt and "
+            "optionally its proof, nothing else (no destination, amount or calldata: "
+            "the signer builds the settlement from its own registry)")
     receipt, proof = doc.get("receipt"), doc.get("proof")
     if not isinstance(receipt, dict):
-        raise Refused("request", "`receipt` is missing or not a JSON object (the bundle)")
+        raise SignerRefusal("request", "`receipt` is missing or not a JSON object (the bundle)")
     if proof is not None and not isinstance(proof, dict):
-        raise Refused("request", "`proof` is not a JSON object (the .proof.json file)")
+        raise SignerRefusal("request", "`proof` is not a JSON object (the .proof.json file)")
     try:
         bundle = canonical_json_value(receipt)
     except (ValueError, JuratError) as exc:
-        raise Refused("request", f"the receipt cannot be canonicalised: {exc}") from exc
+        raise SignerRefusal("request", f"the receipt cannot be canonicalised: {exc}") from exc
     return Request(bundle=bundle, receipt_sha256=sha256_digest(bundle), proof=proof)
 
 
@@ -172,9 +173,9 @@ def check_signature(request: Request, keys: Sequence[PublicKey]) -> VerifyReport
             return report
         first = first or report
     if first is None:
-        raise Refused("signature", "the signer has no allowlisted receipt key")
-    raise Refused("signature", f"not signed by an allowlisted receipt key ({len(keys)} "
-                  f"allowed): {_step_text(first)}")
+        raise SignerRefusal("signature", "the signer has no allowlisted receipt key")
+    raise SignerRefusal("signature", f"not signed by an allowlisted receipt key ({len(keys)} "
+                        f"allowed): {_step_text(first)}")
 
 
 def _text(value: Any) -> str | None:
@@ -201,7 +202,7 @@ def settle_key(receipt: Authentic, entry: RegistryCampaign) -> str:
 def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> Authentic:
     """Check 3: steps 4-7 held, so the signed decision is what the fold gives its inputs."""
     if report.failed is not None or report.decision is None or report.statement is None:
-        raise Refused("rederivation", _step_text(report) or "the receipt was not re-derived")
+        raise SignerRefusal("rederivation", _step_text(report) or "the receipt was not re-derived")
     doc = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH) \
         if isinstance(bundle, bytes) else bundle
     # Step 1 already decoded this field strictly; here it is only hashed.
@@ -227,19 +228,21 @@ def check_campaign(receipt: Authentic, registry: Registry) -> tuple[RegistryCamp
     """Check 4: the campaign is the registry's, and the contributor has an address there."""
     entry = registry.find(receipt.campaign_id)
     if entry is None:
-        raise Refused("campaign", f"campaign {receipt.campaign_id[:200]!r} is not in the "
-                      "signer's registry")
+        raise SignerRefusal("campaign", f"campaign {receipt.campaign_id[:200]!r} is not in the "
+                            "signer's registry")
     if entry.policy_sha256 is not None and entry.policy_sha256 != receipt.policy_sha256:
-        raise Refused("campaign", f"campaign {entry.id!r} is registered with policy "
-                      f"sha256:{entry.policy_sha256}, the receipt's is "
-                      f"sha256:{receipt.policy_sha256}")
+        raise SignerRefusal("campaign", f"campaign {entry.id!r} is registered with policy "
+                            f"sha256:{entry.policy_sha256}, the receipt's is "
+                            f"sha256:{receipt.policy_sha256}")
     if receipt.contributor is None:
-        raise Refused("campaign", "the receipt names no contributor, so the registry gives no "
-                      "recipient")
+        raise SignerRefusal(
+            "campaign", "the receipt names no contributor, so the registry gives no "
+            "recipient")
     recipient = entry.recipient(receipt.contributor)
     if recipient is None:
-        raise Refused("campaign", f"contributor {receipt.contributor[:200]!r} has no recipient "
-                      f"address in the registry for campaign {entry.id!r}")
+        raise SignerRefusal(
+            "campaign", f"contributor {receipt.contributor[:200]!r} has no recipient "
+            f"address in the registry for campaign {entry.id!r}")
     return entry, recipient
 
 
@@ -249,13 +252,13 @@ def check_decision(receipt: Authentic) -> str:
     if decision.kind in ("rubric", "pairwise"):
         if decision.disposition == "accept":
             return "accept (adjudicated)" if decision.adjudicated else "accept"
-        raise Refused("decision", f"the decision is {decision.disposition}, not accept")
+        raise SignerRefusal("decision", f"the decision is {decision.disposition}, not accept")
     if decision.kind == "criteria":
         if decision.rollout == "SHIP":
             return "SHIP"
-        raise Refused("decision", f"the rollout is {decision.rollout}, not SHIP")
-    raise Refused("decision", f"a {decision.kind} decision is not an accepting decision "
-                  "(accept or SHIP)")
+        raise SignerRefusal("decision", f"the rollout is {decision.rollout}, not SHIP")
+    raise SignerRefusal("decision", f"a {decision.kind} decision is not an accepting decision "
+                        "(accept or SHIP)")
 
 
 def check_replay(receipt: Authentic, request: Request, state: SignerState,
@@ -273,18 +276,18 @@ def check_replay(receipt: Authentic, request: Request, state: SignerState,
     """
     done = state.grant_for(receipt.payload_sha256, request.receipt_sha256)
     if done is not None:
-        raise Refused("replay", f"this receipt was already authorised (nonce {done.nonce})")
+        raise SignerRefusal("replay", f"this receipt was already authorised (nonce {done.nonce})")
     per_task = entry.settle_once_per == "task_artifact"
     first = state.grant_for_work(receipt.campaign_id, receipt.artifact_sha256,
                                  receipt.task_sha256 if per_task else None)
     if first is not None:
         work = "these artifact bytes for this task" if per_task else "these artifact bytes"
-        raise Refused("replay", f"duplicate of the grant with nonce {first.nonce}: {work} "
-                      f"(sha256:{receipt.artifact_sha256}) were already settled in campaign "
-                      f"{receipt.campaign_id[:200]!r}; one settlement per piece of work, "
-                      "whatever its artifact id, contributor or submission")
+        raise SignerRefusal("replay", f"duplicate of the grant with nonce {first.nonce}: {work} "
+                            f"(sha256:{receipt.artifact_sha256}) were already settled in campaign "
+                            f"{receipt.campaign_id[:200]!r}; one settlement per piece of work, "
+                            "whatever its artifact id, contributor or submission")
     earlier = state.grant_for_artifact(receipt.campaign_id, receipt.artifact_id)
     if earlier is not None:
-        raise Refused("replay", f"review v{earlier.review_version} of artifact "
-                      f"{receipt.artifact_id[:200]!r} was already authorised (nonce "
-                      f"{earlier.nonce}): one settlement per artifact")
+        raise SignerRefusal("replay", f"review v{earlier.review_version} of artifact "
+                            f"{receipt.artifact_id[:200]!r} was already authorised (nonce "
+                            f"{earlier.nonce}): one settlement per artifact")

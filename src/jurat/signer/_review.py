@@ -36,7 +36,7 @@ from typing import Any
 
 from jurat.errors import JuratError
 from jurat.ledger import Entry, Ledger, decode_receipt, verify_entry_proof
-from jurat.signer._checks import Authentic, Refused, Request
+from jurat.signer._checks import Authentic, Request, SignerRefusal
 from jurat.signer._state import SignerState
 
 __all__ = ["check_review"]
@@ -53,17 +53,19 @@ def check_review(receipt: Authentic, request: Request, *, ledger: Ledger | None,
 def _by_ledger(receipt: Authentic, request: Request, ledger: Ledger,
                log_keys: Sequence[str]) -> str:
     if not log_keys:
-        raise Refused("review", "no log public key to check the ledger's checkpoints with, "
-                      "so no ledger row can be trusted (fix: start the signer with --log-key "
-                      "jurat-log.pub)")
+        raise SignerRefusal("review", "no log public key to check the ledger's checkpoints with, "
+                            "so no ledger row can be trusted (fix: start the signer with --log-key "
+                            "jurat-log.pub)")
     try:
         current = ledger.current_receipt(receipt.campaign_id, receipt.artifact_id, log_keys)
     except JuratError as exc:
-        raise Refused("review", f"the ledger does not verify, so none of its rows is trusted: "
-                      f"{exc}") from exc
+        raise SignerRefusal(
+            "review", f"the ledger does not verify, so none of its rows is trusted: "
+            f"{exc}") from exc
     if current is None:
-        raise Refused("review", "the ledger holds no receipt for artifact "
-                      f"{receipt.artifact_id[:200]!r} of campaign {receipt.campaign_id[:200]!r}")
+        raise SignerRefusal(
+            "review", "the ledger holds no receipt for artifact "
+            f"{receipt.artifact_id[:200]!r} of campaign {receipt.campaign_id[:200]!r}")
     entry = current.entry
     latest = entry.payload.get("receipt_sha256")
     if latest != request.receipt_sha256:
@@ -71,18 +73,19 @@ def _by_ledger(receipt: Authentic, request: Request, ledger: Ledger,
         # can only refuse.
         version = entry.payload.get("review_version")
         if version == receipt.review_version:
-            raise Refused("review", f"the ledger holds another receipt (sha256:{latest}) for "
-                          f"review v{version} of {receipt.artifact_id[:200]!r}")
-        raise Refused("review", f"superseded: the ledger's current review of "
-                      f"{receipt.artifact_id[:200]!r} is v{version} (receipt sha256:{latest}), "
-                      f"this receipt is v{receipt.review_version}")
+            raise SignerRefusal("review", f"the ledger holds another receipt (sha256:{latest}) for "
+                                f"review v{version} of {receipt.artifact_id[:200]!r}")
+        raise SignerRefusal(
+            "review", f"superseded: the ledger's current review of "
+            f"{receipt.artifact_id[:200]!r} is v{version} (receipt sha256:{latest}), "
+            f"this receipt is v{receipt.review_version}")
     if not current.covered:
-        raise Refused("review", f"this receipt's ledger entry (seq {entry.seq}) is past the "
-                      "last checkpoint signed by the log key (tree size "
-                      f"{current.checkpoint_size}), and an entry no signed checkpoint covers "
-                      "is never a reason to grant (fix: ask again after the next checkpoint: "
-                      "`jurat serve` signs one every few seconds, `jurat log checkpoint` "
-                      "signs one now)")
+        raise SignerRefusal("review", f"this receipt's ledger entry (seq {entry.seq}) is past the "
+                            "last checkpoint signed by the log key (tree size "
+                            f"{current.checkpoint_size}), and an entry no signed checkpoint covers "
+                            "is never a reason to grant (fix: ask again after the next checkpoint: "
+                            "`jurat serve` signs one every few seconds, `jurat log checkpoint` "
+                            "signs one now)")
     return (f"the ledger's current review (v{receipt.review_version}, seq {entry.seq}, under "
             f"the checkpoint signed at tree size {current.checkpoint_size})")
 
@@ -90,8 +93,9 @@ def _by_ledger(receipt: Authentic, request: Request, ledger: Ledger,
 def _proven_entry(proof: dict[str, Any], log_keys: Sequence[str]) -> Entry:
     """Steps 1 and 2: the first log key under which the proof holds gives its entry."""
     if not log_keys:
-        raise Refused("review", "no log public key to check the proof's checkpoint with (fix: "
-                      "start the signer with --log-key jurat-log.pub, or with --ledger)")
+        raise SignerRefusal(
+            "review", "no log public key to check the proof's checkpoint with (fix: "
+            "start the signer with --log-key jurat-log.pub, or with --ledger)")
     problems = []
     for key in log_keys:
         try:
@@ -101,16 +105,16 @@ def _proven_entry(proof: dict[str, Any], log_keys: Sequence[str]) -> Entry:
         except Exception as exc:
             # The proof is as untrusted as the receipt: whatever it provokes is a refusal.
             problems.append(f"unexpected {type(exc).__name__}: {exc}")
-    raise Refused("review", "the inclusion proof does not hold under the signer's log "
-                  f"key(s): {'; '.join(p[:300] for p in problems)}")
+    raise SignerRefusal("review", "the inclusion proof does not hold under the signer's log "
+                        f"key(s): {'; '.join(p[:300] for p in problems)}")
 
 
 def _by_proof(receipt: Authentic, request: Request, log_keys: Sequence[str],
               state: SignerState) -> str:
     if request.proof is None:
-        raise Refused("review", "no proof: without --ledger the signer needs the receipt's "
-                      "inclusion proof against a signed checkpoint (jurat signer request "
-                      "RECEIPT --proof RECEIPT.proof.json)")
+        raise SignerRefusal("review", "no proof: without --ledger the signer needs the receipt's "
+                            "inclusion proof against a signed checkpoint (jurat signer request "
+                            "RECEIPT --proof RECEIPT.proof.json)")
     entry = _proven_entry(request.proof, log_keys)
     # Step 3: the proven entry is this receipt, at the version it claims.
     try:
@@ -119,16 +123,18 @@ def _by_proof(receipt: Authentic, request: Request, log_keys: Sequence[str],
     except JuratError:
         same = False
     if not same:
-        raise Refused("review", f"the proof is for ledger entry {entry.seq}, which is not this "
-                      "receipt")
+        raise SignerRefusal(
+            "review", f"the proof is for ledger entry {entry.seq}, which is not this "
+            "receipt")
     if entry.payload.get("review_version") != receipt.review_version:
-        raise Refused("review", "the ledger entry's review version is not the receipt's")
+        raise SignerRefusal("review", "the ledger entry's review version is not the receipt's")
     # Step 4: nothing the signer has seen supersedes it.
     newer = state.newer_review(receipt.campaign_id, receipt.artifact_id,
                                receipt.review_version, request.receipt_sha256)
     if newer is not None:
-        raise Refused("review", f"superseded: review v{newer.version} of "
-                      f"{receipt.artifact_id[:200]!r} (receipt sha256:{newer.receipt_sha256}) "
-                      f"supersedes this v{receipt.review_version}")
+        raise SignerRefusal(
+            "review", f"superseded: review v{newer.version} of "
+            f"{receipt.artifact_id[:200]!r} (receipt sha256:{newer.receipt_sha256}) "
+            f"supersedes this v{receipt.review_version}")
     return (f"in the log at seq {entry.seq} under a signed checkpoint; no newer review seen "
             f"(v{receipt.review_version})")

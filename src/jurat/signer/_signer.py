@@ -18,8 +18,8 @@ from jurat.ledger import Ledger
 from jurat.receipts import PublicKey
 from jurat.signer._checks import (
     Authentic,
-    Refused,
     Request,
+    SignerRefusal,
     check_campaign,
     check_decision,
     check_rederivation,
@@ -70,7 +70,7 @@ class Signer:
         known: dict[str, Any] = {}
         try:
             answer, decided, grant = self._decide(line, known)
-        except Refused as exc:
+        except SignerRefusal as exc:
             answer = {"refused": exc.check, "reason": exc.reason}
             decided, grant = Decided(outcome="refused", check=exc.check, reason=exc.reason,
                                      **known), None
@@ -109,12 +109,12 @@ class Signer:
                          state=self.state)
             check = "replay"
             check_replay(receipt, request, self.state, entry)
-        except Refused:
+        except SignerRefusal:
             raise
         except Exception as exc:
             # The last guard: a request is untrusted bytes, so even a bug it provokes is a
             # refusal by the check that was running, never a crash of the signer.
-            raise Refused(check, f"unexpected {type(exc).__name__}: {exc}") from exc
+            raise SignerRefusal(check, f"unexpected {type(exc).__name__}: {exc}") from exc
         return self._grant(request, receipt, entry, recipient, known)
 
     def _grant(self, request: Request, receipt: Authentic, entry: RegistryCampaign,
