@@ -1,7 +1,7 @@
 """When judges are not asked, and what the operator reads about gates (no sandbox, no CLI).
 
 ``runner._job.judges_skipped`` is the one rule (a settled pair, a subject without output, a
-veto); ``runner._explain`` turns gate data into evidence lines, root cause first.
+veto); ``jurat.explain`` turns gate data into evidence lines, root cause first.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jurat.explain import gate_lines, not_passed, root_causes
 from jurat.models import (
     GATE_EQUIVALENCE_DETERMINISTIC,
     GATE_LINT_RUFF,
@@ -23,7 +24,6 @@ from jurat.models import (
     Untrusted,
     policy_digest,
 )
-from jurat.runner._explain import gate_lines, not_passed, root_causes
 from jurat.runner._job import judges_skipped
 from tests.support.builders import SEED_RUBRIC, gate, policy
 

@@ -3,7 +3,7 @@
 The signed ``reasons`` list the required gates in id order, so a candidate that does not
 parse read "python.imports skip", then "python.parse fail", then "tests.pass skip": the
 root cause after the gates it made skip. The report orders them as ``jurat run`` does
-(``jurat.runner._explain``: a gate that ran and failed first, then errored, missing and
+(``jurat.explain``: a gate that ran and failed first, then errored, missing and
 skipped ones, each group in pipeline order) and words each gate from its recorded ``data``
 with the same lines, without the operator-only assertion text (reference material,
 docs/receipt-format.md §11).
@@ -23,10 +23,10 @@ from typing import Any
 
 import pydantic
 
+from jurat.explain import gate_lines, not_passed
 from jurat.fold import gate_veto
 from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, Frozen, GateOutcome
 from jurat.report._lenient import as_list, as_object
-from jurat.runner import gate_lines, not_passed
 
 __all__ = ["WITHHELD", "Why", "gate_detail", "why"]
 

@@ -8,7 +8,6 @@ the summary (``runner/_summary.py`` computes it) of what the run returns.
 
 from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
 from jurat.runner._execute import Execution
-from jurat.runner._explain import gate_lines, not_passed
 from jurat.runner._intake import (
     check_destinations,
     intake,
@@ -66,7 +65,6 @@ __all__ = [
     "check_artifacts",
     "check_destinations",
     "check_ray_options",
-    "gate_lines",
     "import_ray",
     "intake",
     "intake_artifact",
@@ -74,7 +72,6 @@ __all__ = [
     "iter_artifacts",
     "job_cost",
     "ledger_url",
-    "not_passed",
     "outcome_text",
     "preflight",
     "read_tests",

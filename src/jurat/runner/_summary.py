@@ -5,7 +5,7 @@ policy, nothing is read again:
 
 - one row per artifact: its decision, what the judges said (or that they were not asked),
   the required gates that did not pass, root cause first, and what this run spent on it;
-- under it, its reasons: the evidence (runner/_explain.py), then what the judges did;
+- under it, its reasons: the evidence (jurat/explain.py), then what the judges did;
 - one health row per judge: samples, drawn now or reused, errors by kind, valid share.
   A judge with samples and not one valid answer is ``dead`` (an endpoint down, a key
   refused), and the run's exit status says so (cli/_run.py);
@@ -27,6 +27,7 @@ from typing import get_args
 
 from rich.console import Console
 
+from jurat.explain import Line, gate_lines, not_passed, root_causes
 from jurat.fold import gate_veto
 from jurat.judges import BiasCounts, BiasReading, combine
 from jurat.models import (
@@ -42,7 +43,6 @@ from jurat.models import (
     Tone,
     tone_of,
 )
-from jurat.runner._explain import Line, gate_lines, not_passed, root_causes
 from jurat.runner._job import JobResult
 
 __all__ = [

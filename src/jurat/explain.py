@@ -1,8 +1,10 @@
 """The evidence behind a decision, in the operator's words, root cause first.
 
-``jurat run`` prints these lines after its table (cli/_summary.py). They say what the
-gates measured, from each gate's ``data`` (the failing tests by index, the policy entries
-denied, the lint codes, where the parse failed), and, for the operator only, each
+``jurat run`` prints these lines after its table (runner/_summary.py, cli/_summary.py), and
+the HTML report words a receipt's gates with the same lines, less the operator-only ones
+(report/_why.py): this module is below both, so neither imports the other. The lines say
+what the gates measured, from each gate's ``data`` (the failing tests by index, the policy
+entries denied, the lint codes, where the parse failed), and, for the operator only, each
 failing test's name and the first assertion line from ``CheckReport.reference_detail``.
 That detail quotes the campaign's tests, which are reference material: it reaches the
 terminal through ``JobResult`` and nothing else. Receipts, the ledger, telemetry and the
