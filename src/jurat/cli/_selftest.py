@@ -26,8 +26,8 @@ from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import CallKind, Engine
-from jurat.judges._destinations import LOCAL_DESTINATIONS
 from jurat.models import Frozen, JudgeConfig, load_campaign
+from jurat.models._endpoints import LOCAL_DESTINATIONS
 from jurat.runner import (
     ALL_CONTROLS,
     CONTROLS_FOR,

@@ -2,7 +2,7 @@
 
 Threat model. The URL to fetch comes from a candidate or a redirect, i.e. from an
 adversary. It is read once, by one parser, and spelled the way the judges' destination
-check spells endpoints (:func:`jurat.judges._destinations.normalise_url`: one normalisation
+check spells endpoints (:func:`jurat.models._endpoints.normalise_url`: one normalisation
 for every allowlist jurat keeps). Only http and https are fetched; credentials before the
 host, control characters, backslashes and ``.``/``..`` segments are refused, never
 interpreted. An origin is scheme, host and port: ``https://a.example`` does not allow
@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import Field, field_validator
 
 from jurat.grounding._errors import RetrievalRefused
-from jurat.judges._destinations import normalise_url
 from jurat.models import Frozen
+from jurat.models._endpoints import normalise_url
 
 __all__ = ["DEFAULT_CONTENT_TYPES", "Origin", "RetrievalPolicy", "Target", "check_url"]
 

@@ -53,7 +53,7 @@ from jurat.judges._protocol import (
 )
 from jurat.judges._ratelimit import EndpointLimiter, TokenBucket
 from jurat.judges._replay import ReplayJudge, ReplayRecord, ReplayRecorder
-from jurat.judges._sim import SIM_LABELS, SimJudge, sim_label, sim_truth
+from jurat.judges._sim import SimJudge, sim_label, sim_truth
 from jurat.judges._stubs import StubJudge
 from jurat.judges._telemetry import EVENT_NAME, SampleTelemetry
 from jurat.judges._validate import (
@@ -68,6 +68,7 @@ from jurat.judges._validate import (
     strict_loads,
     validate_answer,
 )
+from jurat.models._truth import SIM_LABELS
 
 __all__ = [
     "ARCV_SCHEMA_ID",

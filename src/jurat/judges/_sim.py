@@ -40,17 +40,9 @@ from jurat.judges._local import (
 )
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import Artifact, JudgeConfig
+from jurat.models._truth import SIM_LABELS
 
-__all__ = ["SIM_LABELS", "SimJudge", "sim_label", "sim_truth"]
-
-#: The canonical labels a sim sample can answer, per kind.
-SIM_LABELS: dict[str, tuple[str, ...]] = {
-    "rubric": ("accept", "reject"),
-    "pairwise": ("A", "B", "tie"),
-    "criterion": ("yes", "no"),
-    "equivalence": ("EQUIVALENT", "DIFFERENT", "ABSTAIN"),
-    "claim": ("supported", "contradicted", "unresolved", "not_applicable"),
-}
+__all__ = ["SimJudge", "sim_label", "sim_truth"]
 
 _SCALE = float(2**64)
 

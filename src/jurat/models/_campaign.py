@@ -10,6 +10,7 @@ from jurat.models._datasets import DatasetSpec
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy, duplicate_problems
 from jurat.models._problems import Problem, close_match, raise_problems
+from jurat.models._truth import SIM_LABELS
 
 #: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).
 _TASK = {"rubric": "rubric", "pairwise": "pairwise", "criteria": "criterion",
@@ -22,14 +23,12 @@ def truth_problems(
 ) -> list[Problem]:
     """Every ``truth`` is a label of the campaign's kind (docs/campaign-format.md, "truth").
 
-    The labels are spelled once, by the sim judge, the only reader of ``truth``
-    (``SIM_LABELS`` in judges/_sim.py); matched in any case, as the sim matches them. A table
+    The labels are spelled once, for the sim judge, the only reader of ``truth``
+    (``SIM_LABELS``, models/_truth.py); matched in any case, as the sim matches them. A table
     of labels (one per criterion id) belongs to criteria campaigns only; its keys are checked
     against ``criterion_ids`` unless that is None (not known). Checked when the campaign is
     loaded, so that a wrong label is refused before anything runs or is written.
     """
-    from jurat.judges._sim import SIM_LABELS
-
     labels = SIM_LABELS[_TASK[kind]]
     shown = ", ".join(f'"{label}"' for label in labels)
     problems: list[Problem] = []

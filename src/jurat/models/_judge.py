@@ -3,6 +3,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from jurat.models._base import Frozen
+from jurat.models._endpoints import endpoint
 from jurat.models._problems import Problem, RecordProblems, close_match
 
 _PROVIDERS = ("openai-compat", "anthropic", "sim", "replay")
@@ -121,8 +122,6 @@ class JudgeConfig(Frozen):
     def destination(self) -> str:
         """Where this judge sends artifact content: a local judge's name or a normalised URL.
 
-        Resolved by ``jurat.judges._destinations.endpoint``, the one place that decides it.
+        Resolved by ``models/_endpoints.py`` (``endpoint``), the one place that decides it.
         """
-        from jurat.judges._destinations import endpoint
-
         return endpoint(self)

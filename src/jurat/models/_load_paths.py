@@ -2,7 +2,7 @@
 
 Every path is relative to the campaign file and free of ``..``, and every file it names
 exists there (all missing ones named at once); base URLs and ``allowed_destinations``
-parse under the one destination rule (judges/_destinations.py). Symlinks and caps are
+parse under the one destination rule (models/_endpoints.py). Symlinks and caps are
 intake's, when the files are opened (runner/_intake.py).
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from jurat.models._endpoints import canonical_entry, normalise_url
 from jurat.models._problems import Loc, close_match
 from jurat.models._translate import Found
 
@@ -137,8 +138,6 @@ def _nearby(value: str, root: str) -> str:
 
 def destination_problems(data: Mapping[str, Any]) -> list[Found]:
     """Base URLs and allowed_destinations entries parse under the one destination rule."""
-    from jurat.judges._destinations import canonical_entry, normalise_url
-
     found = []
     head = data.get("campaign")
     allowed = head.get("allowed_destinations") if isinstance(head, dict) else None

@@ -284,7 +284,7 @@ class Policy(Frozen):
     allowed_destinations: tuple[str, ...] = ("sim", "stub", "replay")
     """Where artifact content may be sent: base URLs, provider names, or sim/stub/replay.
 
-    Compared after one normalisation (judges/_destinations.py): scheme and host in any case,
+    Compared after one normalisation (models/_endpoints.py): scheme and host in any case,
     default ports dropped, trailing slashes insignificant, paths exact.
     """
     task_version: str = "1"

@@ -27,7 +27,7 @@ from jurat.judges import (
     first_position_ok,
     order_reversal,
 )
-from jurat.judges._destinations import LOCAL_DESTINATIONS, Destinations
+from jurat.judges._destinations import Destinations
 from jurat.models import (
     RISK_TIERS,
     Artifact,
@@ -42,6 +42,7 @@ from jurat.models import (
     Rubric,
     Vote,
 )
+from jurat.models._endpoints import LOCAL_DESTINATIONS
 from jurat.models._policy import Kind
 from jurat.runner._job import artifact_evidence
 
