@@ -19,6 +19,7 @@ from jurat.models._decision import (
     recorded_outcome_word,
     tone_of,
 )
+from jurat.models._digest import policy_digest, record_digest
 from jurat.models._evidence import EvidenceBundle, EvidenceItem, GateOutcome, GateStatus
 from jurat.models._gate_ids import (
     DEFAULT_HARD_GATES,
@@ -35,7 +36,7 @@ from jurat.models._gate_ids import (
     PYTHON_GATES,
 )
 from jurat.models._judge import STUB_NAMES, JudgeConfig
-from jurat.models._load import campaign_from_dict, load_campaign, policy_digest, record_digest
+from jurat.models._load import campaign_from_dict, load_campaign
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import (
     ARCV_SCORE_KEYS,

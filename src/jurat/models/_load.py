@@ -22,7 +22,6 @@ from typing import Any
 import pydantic
 
 from jurat.errors import CampaignError, CampaignErrors
-from jurat.models._base import Frozen
 from jurat.models._campaign import Campaign, no_artifacts_problems, truth_problems
 from jurat.models._checks import PythonChecks
 from jurat.models._load_paths import (
@@ -60,7 +59,6 @@ __all__ = [
     "campaign_from_dict",
     "campaign_line",
     "load_campaign",
-    "policy_digest",
 ]
 
 #: The largest campaign file read. Inline artifacts live in it, each capped by
@@ -196,34 +194,6 @@ def campaign_line(source: str | None, field: str) -> int | None:
     for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", field):
         loc.append(int(index) if index else name)
     return TomlLines(text).line(tuple(loc))
-
-
-#: The last records digested, by identity: a run's every statement pins one policy and its
-#: judges, whose digests cost a hundredth of the run's CPU each when recomputed per receipt.
-#: Kept with the record itself, so an id is never reused while cached; a few, so tests'
-#: many are dropped.
-_DIGESTS: dict[int, tuple[Frozen, str]] = {}
-_DIGESTS_KEPT = 16
-
-
-def policy_digest(policy: Frozen) -> str:
-    """sha256 of the policy's canonical JSON: the digest pinned into jobs and receipts."""
-    return record_digest(policy)
-
-
-def record_digest(record: Frozen) -> str:
-    """sha256 of a record's canonical JSON (``digest_json``), computed once per object."""
-    from jurat.canonical import digest_json
-
-    # Frozen records (no field can be reassigned): the digest of one object never changes.
-    cached = _DIGESTS.get(id(record))
-    if cached is not None and cached[0] is record:
-        return cached[1]
-    digest = digest_json(record)
-    if len(_DIGESTS) >= _DIGESTS_KEPT:
-        _DIGESTS.clear()
-    _DIGESTS[id(record)] = (record, digest)
-    return digest
 
 
 # --- the file's shape: tables and keys -----------------------------------------------------
