@@ -248,8 +248,8 @@ def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    from jurat.campaign import load_campaign
     from jurat.ledger import LogSigner, open_ledger
-    from jurat.models import load_campaign
     from jurat.receipts import keygen, load_private_key
     from jurat.runner import Progress, RunOptions, run_campaign_async
 

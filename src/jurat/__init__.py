@@ -5,6 +5,7 @@ campaign loader. Everything else lives in its subpackage.
 """
 
 from jurat._version import __version__
+from jurat.campaign import load_campaign
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import (
@@ -21,7 +22,6 @@ from jurat.fold import (
     stability_gate,
     wilson_interval,
 )
-from jurat.models import load_campaign
 
 __all__ = [
     "FOLD_RULE",

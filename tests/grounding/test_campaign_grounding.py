@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
+from jurat.campaign import campaign_from_dict, load_campaign
 from jurat.canonical import sha256_digest
 from jurat.errors import CampaignError, CampaignErrors, JudgeOutputError
 from jurat.fold import decide
 from jurat.judges._claims import render_claim
 from jurat.judges._validate import validate_answer
 from jurat.models import Artifact, EvidenceBundle, EvidenceItem, Vote, policy_digest
-from jurat.models._load import campaign_from_dict, load_campaign
 from jurat.receipts import read_statement
 from tests.runner._support import jurat, keys, verify
 

@@ -6,10 +6,11 @@ import statistics
 
 import pytest
 
+from jurat.campaign import campaign_from_dict
 from jurat.errors import JuratError
 from jurat.judges import BiasCounts
 from jurat.judges._bias import Correlation
-from jurat.models import Artifact, MonitorBounds, Vote, campaign_from_dict, policy_digest
+from jurat.models import Artifact, MonitorBounds, Vote, policy_digest
 
 _ART = Artifact(id="x", sha256="0" * 64, media_type="text/plain", text="t")
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from jurat.campaign import load_campaign
 from jurat.errors import CampaignError
-from jurat.models import load_campaign
 from jurat.runner import intake
 
 CAMPAIGN = """\

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jurat.models import load_campaign
+from jurat.campaign import load_campaign
 from jurat.receipts import read_statement
 
 from ._support import jurat, keys

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from jurat.campaign import load_campaign
 from jurat.errors import CampaignError, CampaignErrors, ConfigError, JuratError
 from jurat.ledger import open_ledger
-from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key
 from jurat.runner import Progress, RunOptions, intake, run_campaign_async
 from jurat.runner import _datasets as datasets_module

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jurat import judges
+from jurat.campaign import load_campaign
 from jurat.errors import LedgerError
 from jurat.judges import Engine, _engine, run_samples
 from jurat.ledger import Ledger, open_ledger
@@ -22,7 +23,6 @@ from jurat.models import (
     EvidenceBundle,
     JudgeConfig,
     Policy,
-    load_campaign,
 )
 from jurat.receipts import keygen, load_private_key
 from jurat.runner import Progress, RunOptions, run_campaign_async

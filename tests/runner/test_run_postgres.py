@@ -6,9 +6,9 @@ import asyncio
 import uuid
 from pathlib import Path
 
+from jurat.campaign import load_campaign
 from jurat.cli import ExitCode
 from jurat.ledger import open_ledger
-from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key, load_public_key, verify_bundle
 from jurat.runner import Progress, RunOptions, run_campaign_async
 from tests.support.postgres import PG_URL, drop_schema

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from jurat.campaign import load_campaign
 from jurat.judges import limit_share
 from jurat.ledger import open_ledger
-from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key
 from jurat.runner import Progress, RunOptions, run_campaign_async
 from jurat.runner._shards import MIN_ARTIFACTS_PER_WORKER, usable_workers, workers_for

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 from fastapi.testclient import TestClient
 
+from jurat.campaign import load_campaign
 from jurat.ledger import open_ledger
-from jurat.models import load_campaign
 from jurat.receipts import keygen, load_private_key
 from jurat.service import Service, TokenStore
 from jurat.service._app import create_app

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from jurat.campaign import load_campaign
 from jurat.errors import CampaignError
-from jurat.models import Campaign, load_campaign
+from jurat.models import Campaign
 from jurat.service._references import reference_lines
 from tests.service._support import (
     BAD,

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from jurat.campaign import load_campaign
 from jurat.canonical import sha256_digest
 from jurat.checks import CheckReport, run_checks
 from jurat.cli._errors import print_error
@@ -40,7 +41,6 @@ from jurat.models import (
     Frozen,
     Limits,
     PythonChecks,
-    load_campaign,
 )
 
 __all__ = ["check_command", "parse_limits"]

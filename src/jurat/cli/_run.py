@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from jurat.campaign import load_campaign
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
@@ -26,7 +27,7 @@ from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
 from jurat.ledger import Ledger, LogSigner, Precheck, open_ledger
-from jurat.models import Campaign, load_campaign
+from jurat.models import Campaign
 from jurat.receipts import (
     PrivateKey,
     load_or_create_default_key,

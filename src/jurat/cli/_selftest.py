@@ -21,12 +21,13 @@ import pydantic
 from rich.console import Console
 from rich.table import Table
 
+from jurat.campaign import load_campaign
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import CallKind, Engine
-from jurat.models import Frozen, JudgeConfig, load_campaign
+from jurat.models import Frozen, JudgeConfig
 from jurat.models._endpoints import LOCAL_DESTINATIONS
 from jurat.runner import (
     ALL_CONTROLS,

@@ -36,7 +36,6 @@ from jurat.models._gate_ids import (
     PYTHON_GATES,
 )
 from jurat.models._judge import STUB_NAMES, JudgeConfig
-from jurat.models._load import campaign_from_dict, load_campaign
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import (
     ARCV_SCORE_KEYS,
@@ -101,9 +100,7 @@ __all__ = [
     "Tone",
     "Verdict",
     "Vote",
-    "campaign_from_dict",
     "equivalence_word",
-    "load_campaign",
     "outcome_word",
     "policy_digest",
     "record_digest",

@@ -152,7 +152,7 @@ def hard_gate_problems(hard_gates: Sequence[str]) -> list[Problem]:
     """Every hard gate is a gate jurat records: a misspelt id would be a gate that never
     passes, so every artifact would escalate (models/_gate_ids.py).
 
-    A rule for campaign files (models/_load.py), not for the ``Rubric`` record: receipts
+    A rule for campaign files (campaign/_load.py), not for the ``Rubric`` record: receipts
     carry their policy whole, and one written by another jurat version, with gates this one
     does not know, must still parse and verify.
     """

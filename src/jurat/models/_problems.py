@@ -2,7 +2,7 @@
 
 A semantic check (weights sum to 1, ids are unique, a truth label belongs to the kind) is a
 plain function that returns *every* problem it finds. A model's validator raises them
-together as one ``RecordProblems``; the campaign loader (``models/_load.py``) runs the same
+together as one ``RecordProblems``; the campaign loader (``campaign/_load.py``) runs the same
 functions on each part of a file that is valid on its own, so that a wrong field elsewhere
 does not hide a problem, and reports them all at once (docs/campaign-format.md, "Errors").
 """
@@ -41,7 +41,7 @@ class Problem(NamedTuple):
 
 class RecordProblems(ValueError):  # noqa: N818 - it carries problems; pydantic wants a ValueError
     """Every problem a validator found. A ValueError because that is what pydantic turns into
-    a validation error; ``models/_load.py`` unpacks ``problems`` from it."""
+    a validation error; the campaign loader unpacks ``problems`` from it."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)

@@ -5,7 +5,7 @@ from a stranger with the campaign. It is opened only inside the campaign directo
 read a line at a time, no line longer than ``row_bytes`` (``read_lines`` in
 runner/_intake.py); each JSON Lines row is parsed strictly (``canonical.loads_strict``:
 duplicate keys, NaN, deep nesting refused) and every row is validated as an
-``[[artifacts]]`` entry (``models/_datasets.py``); the files a row names are read through
+``[[artifacts]]`` entry (``campaign/_rows.py``); the files a row names are read through
 intake like an entry's, inside the directory and within ``[intake]``'s caps.
 
 A dataset is never held whole. A run reads every dataset twice:
@@ -29,11 +29,10 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from jurat.campaign import campaign_line, csv_header_problems, csv_row_values, row_spec
 from jurat.canonical import StrictJSONError, loads_strict
 from jurat.errors import CampaignError, CampaignErrors
 from jurat.models import Artifact, ArtifactSpec, Campaign
-from jurat.models._datasets import csv_header_problems, csv_row_values, row_spec
-from jurat.models._load import campaign_line
 from jurat.models._problems import Problem, dotted
 from jurat.runner._intake import (
     _check_replay_files,
@@ -209,7 +208,7 @@ def _relocated(exc: CampaignError, row: _Row) -> CampaignError:
 
 def _test_name_problem(campaign: Campaign, spec: ArtifactSpec) -> Problem | None:
     """A row's own ``tests`` file has a name the checks can import (``Plan``, refused at
-    load for ``[[artifacts]]`` entries by models/_load.py)."""
+    load for ``[[artifacts]]`` entries by campaign/_load.py)."""
     python = campaign.policy.python
     if not spec.tests or python is None:
         return None

@@ -23,13 +23,13 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from jurat.campaign import campaign_line
+from jurat.campaign._paths import campaign_path_problem
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
 from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
-from jurat.models._load import campaign_line
-from jurat.models._load_paths import campaign_path_problem
 
 __all__ = [
     "check_destinations",

@@ -10,9 +10,9 @@ reads them once, so every judge of every artifact is shown the same capture.
 from __future__ import annotations
 
 from jurat._version import __version__
+from jurat.campaign import campaign_line
 from jurat.errors import CampaignError, IntakeError
 from jurat.models import Campaign, EvidenceItem
-from jurat.models._load import campaign_line
 from jurat.runner._intake import _read
 
 __all__ = ["reference_evidence"]

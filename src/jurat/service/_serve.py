@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jurat.campaign import load_campaign
 from jurat.errors import ConfigError
 from jurat.ledger import Ledger, LogSigner
-from jurat.models import Campaign, load_campaign
+from jurat.models import Campaign
 from jurat.receipts import PrivateKey
 from jurat.runner import RayJobs
 from jurat.service._board import BoardCache

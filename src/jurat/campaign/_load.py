@@ -3,7 +3,7 @@
 Each problem names the file, the line, the field and the fix (docs/campaign-format.md,
 "Errors"). One reading collects them all: the file's shape (unknown tables and keys, with
 the closest known name), the paths and endpoints it names, the records' own validation
-(pydantic's, translated into plain words by ``models/_translate.py``, the one place a
+(pydantic's, translated into plain words by ``campaign/_translate.py``, the one place a
 ``pydantic.ValidationError`` about a campaign file is converted), and the semantic checks
 (weights, unique ids, tables a kind needs, ``truth`` labels) on every part that is valid on
 its own, so that one wrong field does not hide another. One problem raises a
@@ -21,15 +21,26 @@ from typing import Any
 
 import pydantic
 
-from jurat.errors import CampaignError, CampaignErrors
-from jurat.models._campaign import Campaign, no_artifacts_problems, truth_problems
-from jurat.models._checks import PythonChecks
-from jurat.models._load_paths import (
+from jurat.campaign._paths import (
     destination_problems,
     missing_files,
     named_paths,
     path_problems,
 )
+from jurat.campaign._toml_lines import TomlLines
+from jurat.campaign._translate import (
+    CAMPAIGN_KEYS,
+    TABLES,
+    Found,
+    home_of,
+    keys_of,
+    toml_loc,
+    translate,
+    unknown_key,
+)
+from jurat.errors import CampaignError, CampaignErrors
+from jurat.models._campaign import Campaign, no_artifacts_problems, truth_problems
+from jurat.models._checks import PythonChecks
 from jurat.models._policy import (
     RISK_TIERS,
     Criterion,
@@ -42,17 +53,6 @@ from jurat.models._policy import (
     rubric_problems,
 )
 from jurat.models._problems import Loc, Problem, close_match, dotted
-from jurat.models._toml_lines import TomlLines
-from jurat.models._translate import (
-    CAMPAIGN_KEYS,
-    TABLES,
-    Found,
-    home_of,
-    keys_of,
-    toml_loc,
-    translate,
-    unknown_key,
-)
 
 __all__ = [
     "MAX_CAMPAIGN_BYTES",

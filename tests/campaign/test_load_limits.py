@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from jurat import load_campaign
+from jurat.campaign import campaign_from_dict
 from jurat.errors import CampaignError, CampaignErrors
-from jurat.models import campaign_from_dict
 from jurat.models._artifact import MAX_ARTIFACT_BYTES, MAX_TESTS_BYTES
 
 from .test_load import GOOD, write
@@ -113,10 +113,10 @@ def test_intake_caps_default_and_ceiling(tmp_path: Path) -> None:
 def test_an_oversized_campaign_file_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurat.models._load.MAX_CAMPAIGN_BYTES", len(GOOD) - 1)
+    monkeypatch.setattr("jurat.campaign._load.MAX_CAMPAIGN_BYTES", len(GOOD) - 1)
     with pytest.raises(CampaignError, match="larger than"):
         load_campaign(write(tmp_path, GOOD))
-    monkeypatch.setattr("jurat.models._load.MAX_CAMPAIGN_BYTES", len(GOOD))
+    monkeypatch.setattr("jurat.campaign._load.MAX_CAMPAIGN_BYTES", len(GOOD))
     assert load_campaign(write(tmp_path, GOOD)).id == "demo"
 
 

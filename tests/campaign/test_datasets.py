@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from jurat.campaign import csv_header_problems, csv_row_values, load_campaign, row_spec
 from jurat.errors import CampaignError, CampaignErrors
-from jurat.models import ArtifactSpec, load_campaign
-from jurat.models._datasets import csv_header_problems, csv_row_values, row_spec
+from jurat.models import ArtifactSpec
 from jurat.models._problems import Problem
 
 HEAD = """\

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from jurat.campaign import campaign_line, load_campaign
+from jurat.campaign._toml_lines import TomlLines
 from jurat.errors import CampaignError, CampaignErrors, ConfigError
-from jurat.models import load_campaign
-from jurat.models._load import campaign_line
-from jurat.models._toml_lines import TomlLines
 from jurat.runner import intake
 
 from .test_load_errors import RUBRIC, changed, line_of, write

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from jurat.campaign._translate import Found
 from jurat.models._endpoints import canonical_entry, normalise_url
 from jurat.models._problems import Loc, close_match
-from jurat.models._translate import Found
 
 __all__ = [
     "campaign_path_problem",
