@@ -46,13 +46,12 @@ from jurat.models._policy import (
     Criterion,
     Kind,
     criteria_suite_problems,
-    duplicate_problems,
     equivalence_problems,
     hard_gate_problems,
     policy_problems,
     rubric_problems,
 )
-from jurat.models._problems import Loc, Problem, close_match, dotted
+from jurat.models._problems import Loc, Problem, close_match, dotted, duplicate_problems
 
 __all__ = [
     "MAX_CAMPAIGN_BYTES",

@@ -8,8 +8,8 @@ from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
 from jurat.models._datasets import DatasetSpec
 from jurat.models._monitor import MonitorBounds
-from jurat.models._policy import Policy, duplicate_problems
-from jurat.models._problems import Problem, close_match, raise_problems
+from jurat.models._policy import Policy
+from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 from jurat.models._truth import SIM_LABELS
 
 #: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
-from jurat.models._problems import Problem, close_match, raise_problems
+from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 
 __all__ = [
     "CLAIM_LABELS",
@@ -120,8 +120,6 @@ def grounding_problems(
     references: Sequence[ReferenceSpec], claims: Sequence[GroundedClaim]
 ) -> list[Problem]:
     """Unique reference and claim ids; every cited reference exists."""
-    from jurat.models._policy import duplicate_problems
-
     problems = duplicate_problems([r.id for r in references], "references", "reference")
     problems += duplicate_problems([c.id for c in claims], "claims", "claim")
     known = [r.id for r in references]

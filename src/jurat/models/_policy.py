@@ -13,7 +13,7 @@ from jurat.models._checks import PythonChecks
 from jurat.models._gate_ids import ALL_GATE_IDS
 from jurat.models._grounding import GroundingPolicy
 from jurat.models._judge import JudgeConfig
-from jurat.models._problems import Problem, close_match, raise_problems
+from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 
 Kind = Literal["rubric", "pairwise", "criteria", "equivalence"]
 
@@ -63,36 +63,6 @@ class Criterion(Frozen):
     """Binary criteria: a stable "no" blocks the rollout."""
     text: str = ""
     """Binary criteria: the question put to the judge."""
-
-
-#: Repeated ids listed one by one before the rest are counted.
-_LISTED = 20
-
-
-def duplicate_problems(ids: Sequence[str], table: str, what: str) -> list[Problem]:
-    """One problem per repeated id, at its first repeat (``table[i].id``), naming the first.
-
-    At most ``_LISTED`` are listed, then one problem counts the rest: a dataset campaign may
-    repeat thousands of ids, and the first few say what went wrong. One pass.
-    """
-    first: dict[str, int] = {}
-    reported: set[str] = set()
-    problems: list[Problem] = []
-    for index, value in enumerate(ids):
-        if value not in first:
-            first[value] = index
-        elif value not in reported:
-            reported.add(value)
-            problems.append(Problem(
-                (table, index, "id"),
-                f"duplicate {what} id {value!r} (first at {table}[{first[value]}])",
-                f"give each {what} its own id",
-            ))
-    if len(problems) > _LISTED:
-        more = len(problems) - _LISTED
-        problems = [*problems[:_LISTED], Problem(
-            (table,), f"and {more} more duplicated {what} ids", f"give each {what} its own id")]
-    return problems
 
 
 def _decimal_text(value: Fraction) -> str:

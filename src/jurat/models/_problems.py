@@ -20,6 +20,7 @@ __all__ = [
     "RecordProblems",
     "close_match",
     "dotted",
+    "duplicate_problems",
     "duplicates",
     "raise_problems",
 ]
@@ -54,6 +55,36 @@ def raise_problems(problems: Sequence[Problem]) -> None:
     """Raise ``RecordProblems`` if there are any."""
     if problems:
         raise RecordProblems(problems)
+
+
+#: Repeated ids listed one by one before the rest are counted.
+_LISTED = 20
+
+
+def duplicate_problems(ids: Sequence[str], table: str, what: str) -> list[Problem]:
+    """One problem per repeated id, at its first repeat (``table[i].id``), naming the first.
+
+    At most ``_LISTED`` are listed, then one problem counts the rest: a dataset campaign may
+    repeat thousands of ids, and the first few say what went wrong. One pass.
+    """
+    first: dict[str, int] = {}
+    reported: set[str] = set()
+    problems: list[Problem] = []
+    for index, value in enumerate(ids):
+        if value not in first:
+            first[value] = index
+        elif value not in reported:
+            reported.add(value)
+            problems.append(Problem(
+                (table, index, "id"),
+                f"duplicate {what} id {value!r} (first at {table}[{first[value]}])",
+                f"give each {what} its own id",
+            ))
+    if len(problems) > _LISTED:
+        more = len(problems) - _LISTED
+        problems = [*problems[:_LISTED], Problem(
+            (table,), f"and {more} more duplicated {what} ids", f"give each {what} its own id")]
+    return problems
 
 
 def duplicates(ids: Iterable[str]) -> list[str]:
