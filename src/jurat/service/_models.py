@@ -115,7 +115,7 @@ class ArtifactIn(Frozen):
     """The content as text."""
     content_base64: _Base64 | None = Field(None, max_length=48 * 1024 * 1024)
     """The content as base64 of UTF-8 bytes (instead of ``text``)."""
-    media_type: MediaType | None = None
+    media_type: Annotated[MediaType, BeforeValidator(_unicode)] | None = None
     """``text/x-python`` runs the campaign's code checks; default ``text/plain``."""
     task: _Text | None = Field(None, min_length=1, max_length=_ID_CHARS, pattern=_ID)
     """The task or test-case id it answers."""
