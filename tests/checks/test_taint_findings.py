@@ -74,12 +74,28 @@ def test_a_candidate_cannot_shadow_the_tests_builtins(source: str) -> None:
     assert gate.data["passed"] == 0 and gate.data["collected"] == 3
 
 
-def test_a_star_import_never_rebinds_the_tests_own_names() -> None:
+def test_a_star_import_never_rebinds_a_module_the_test_imported() -> None:
+    # A wrong answer that also defines ``math`` replaced the test's own module.
     test = (
-        "import pytest\nfrom solution import *  # noqa: F403\n\nEXPECTED = 4\n\n"
-        "def test_it():\n    assert double(2) == EXPECTED\n    assert pytest.approx(1) == 1\n"
+        "import math\nfrom solution import *  # noqa: F403\n\n"
+        "def test_it():\n    assert math.isclose(double(2), 4)\n"
     )
-    source = "def double(x):\n    return 2 * x + 1\n\nEXPECTED = 5\npytest = None\n"
+    source = (
+        "def double(x):\n    return 2 * x + 1\n\n\n"
+        "class math:\n    isclose = staticmethod(lambda a, b: True)\n"
+    )
+    report = run_checks(source, tests={"test_solution.py": test}, config=CONFIG)
+    assert report.gate("tests.pass").outcome == "fail"
+
+
+def test_a_star_import_never_rebinds_a_name_the_test_binds() -> None:
+    # The test's own helper, bound before the star import, stays the test's.
+    test = (
+        "def expected(x):\n    return 2 * x\n\n"
+        "from solution import *  # noqa: E402, F403\n\n"
+        "def test_it():\n    assert double(2) == expected(2)\n"
+    )
+    source = "def double(x):\n    return 5\n\n\ndef expected(x):\n    return 5\n"
     report = run_checks(source, tests={"test_solution.py": test}, config=CONFIG)
     assert report.gate("tests.pass").outcome == "fail"
 
