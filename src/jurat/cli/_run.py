@@ -44,6 +44,7 @@ from jurat.runner import (
     check_ray_options,
     import_ray,
     preflight,
+    refuse_changed_policy,
     run_campaign_async,
     run_on_ray,
     start_workers,
@@ -129,7 +130,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
     with ExitStack() as stack:
         stack.enter_context(ledger)
         try:
-            # Held against the ledger's checkpoints before anything is sent or written.
+            # A live campaign never changes; both held before anything is sent or written,
+            # the log key against the ledger's checkpoints.
+            refuse_changed_policy(campaign, ledger)
             log = open_log_signer(log_choice, ledger)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)

@@ -13,9 +13,9 @@ from jurat.runner._intake import (
     intake,
     intake_artifact,
     intake_spec,
-    read_tests,
 )
 from jurat.runner._job import JobResult, Progress, job_cost
+from jurat.runner._live import refuse_changed_policy
 from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
 from jurat.runner._ray_jobs import RayJobs
@@ -74,7 +74,7 @@ __all__ = [
     "ledger_url",
     "outcome_text",
     "preflight",
-    "read_tests",
+    "refuse_changed_policy",
     "tuned_for_jobs",
     "replay_ledger",
     "run_campaign_async",

@@ -45,6 +45,7 @@ from jurat.runner import (
     artifacts_in_flight,
     intake_spec,
     preflight,
+    refuse_changed_policy,
 )
 from jurat.service._adjudication import adjudicated_receipt
 from jurat.service._errors import ServiceRefusal
@@ -60,7 +61,7 @@ from jurat.service._jobs import (
     spec_of,
 )
 from jurat.service._models import JobRequest
-from jurat.service._references import quotes_reference, reference_lines
+from jurat.service._test_lines import quotes_reference, reference_lines
 from jurat.service._tokens import Principal
 from jurat.service._upstream import trusted_keys, verify_upstream
 
@@ -87,7 +88,7 @@ class Served:
     upstream_keys: tuple[PublicKey, ...]
     """The keys of ``[upstream]``."""
     references: tuple[str, ...]
-    """Lines of the campaign's tests a rationale may not quote (``_references``)."""
+    """Lines of the campaign's tests a rationale may not quote (``_test_lines``)."""
 
 
 def now_utc() -> str:
@@ -112,14 +113,7 @@ def check_campaigns(campaigns: Sequence[Campaign], ledger: Ledger,
                 f"{campaign.policy.kind} campaign judges pairs (fix: serve rubric or criteria "
                 "campaigns; evaluate pairs with `jurat run`)")
         preflight(campaign, engine)
-        mine = policy_digest(campaign.policy)
-        for entry in ledger.entries(kind="job_received", campaign_id=campaign.id):
-            theirs = entry.payload.get("policy_sha256")
-            if theirs != mine:
-                raise ConfigError(
-                    f"campaign {campaign.id!r} is in the ledger under another policy "
-                    f"(sha256 {theirs}); this file's policy is {mine}. A live campaign "
-                    "never changes (fix: give the changed campaign a new [campaign] id)")
+        refuse_changed_policy(campaign, ledger)
 
 
 class Service:
