@@ -15,18 +15,20 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from jurat.campaign import load_campaign
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
-from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
+from jurat.cli._keys import LogKeyChoice, check_log_key, choose_log_key, open_log_signer
 from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
-from jurat.ledger import Ledger, LogSigner, Precheck, open_ledger
+from jurat.ledger import Ledger, LogSigner, Precheck, load_log_key, open_ledger
 from jurat.models import Campaign
 from jurat.receipts import (
     PrivateKey,
@@ -70,6 +72,34 @@ def _signing_key(options: RunOptions) -> tuple[PrivateKey, Path, bool]:
     if options.key_path is not None:
         return load_private_key(options.key_path), options.key_path, False
     return load_or_create_default_key()
+
+
+def _not_a_log_key(key: PrivateKey, key_path: Path, log_choice: LogKeyChoice) -> None:
+    """A log key is not a receipt-signing key (both may be Ed25519 PEM).
+
+    Refused when ``--key`` is the chosen log key, or when the public half beside it is a
+    log's verifier key (``jurat-log.pub``) rather than a PEM public key: signing receipts
+    with the log key would print a verify command that fails at step 3.
+    """
+    fix = "pass the receipt key `jurat keygen` wrote, jurat.key, not jurat-log.key"
+    if log_choice.path.exists() and log_choice.path.resolve() != key_path.resolve():
+        try:
+            log_public = load_log_key(log_choice.path).public_bytes
+        except ConfigError:
+            log_public = b""  # check_log_key reports a bad log key, with its own fix
+        mine = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) if isinstance(
+            key, Ed25519PrivateKey) else b""
+        if mine and mine == log_public:
+            raise ConfigError(f"--key {key_path} is the log key ({log_choice.source}) "
+                              f"(fix: {fix})")
+    beside = key_path.with_suffix(".pub")
+    try:
+        head = beside.read_bytes()[:64]
+    except OSError:
+        return
+    if head and not head.startswith(b"-----BEGIN PUBLIC KEY-----"):
+        raise ConfigError(f"--key {key_path} is a log key: the public half beside it, "
+                          f"{beside}, is a log verifier key (fix: {fix})")
 
 
 def _out_dir(options: RunOptions) -> None:
@@ -119,6 +149,8 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         # The log key: --log-key, else beside --key, else the default (cli/_keys.py).
         log_choice = choose_log_key(log_key, options.key_path)
         check_log_key(log_choice)
+        if options.key_path is not None:
+            _not_a_log_key(key, key_path, log_choice)
         _out_dir(options)
         ledger = open_ledger(options.ledger_url)
     except JuratError as exc:
