@@ -102,10 +102,28 @@ def _not_a_log_key(key: PrivateKey, key_path: Path, log_choice: LogKeyChoice) ->
                           f"{beside}, is a log verifier key (fix: {fix})")
 
 
-def _out_dir(options: RunOptions) -> None:
-    """The receipts directory, made before the ledger opens so that it cannot fail later."""
+#: The file in a receipts directory that names the one campaign whose receipts it holds.
+OUT_MARKER = ".jurat-campaign"
+
+
+def _out_dir(options: RunOptions, campaign_id: str) -> None:
+    """The receipts directory, made before the ledger opens so that it cannot fail later.
+
+    Receipt files are named after artifact ids, which two campaigns may share: a
+    directory holds one campaign's receipts (``OUT_MARKER``), and another campaign's run
+    into it is refused before anything is written, never allowed to replace them.
+    """
+    marker = options.out_dir / OUT_MARKER
     try:
         options.out_dir.mkdir(parents=True, exist_ok=True)
+        holder = marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+        if holder is not None and holder != campaign_id:
+            raise ConfigError(
+                f"--out {options.out_dir} holds the receipts of campaign {holder!r}, and "
+                f"this is campaign {campaign_id!r}: its receipts would replace them (fix: "
+                "give each campaign its own --out directory)")
+        if holder is None:
+            marker.write_text(campaign_id + "\n", encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--out {options.out_dir}: cannot create the receipts directory: "
                           f"{exc.strerror} (fix: a writable directory)") from exc
@@ -151,7 +169,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         check_log_key(log_choice)
         if options.key_path is not None:
             _not_a_log_key(key, key_path, log_choice)
-        _out_dir(options)
+        _out_dir(options, campaign.id)
         ledger = open_ledger(options.ledger_url)
     except JuratError as exc:
         # Nothing was evaluated or written: whatever failed was the run's input.

@@ -61,12 +61,12 @@ from jurat.models import (
 from jurat.models._artifact import IntakeLimits
 from jurat.receipts import (
     PrivateKey,
-    decision_payload,
+    decision_statement,
     proof_path_for,
     read_decision_statement,
     receipt_path_for,
     replay_fidelity_level_for,
-    sign_payload,
+    sign_statement,
 )
 from jurat.runner._datasets import Inventory, check_artifacts, iter_placed
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
@@ -79,7 +79,7 @@ from jurat.runner._job import (
     job_identity,
     judges_skipped,
 )
-from jurat.runner._references import reference_evidence
+from jurat.runner._reference_evidence import reference_evidence
 
 __all__ = [
     "ARTIFACT_MEMORY",
@@ -279,13 +279,13 @@ class JobRunner:
         }
         if skipped is not None:
             inputs["judges_skipped"] = skipped
-        payload = decision_payload(
+        statement = decision_statement(
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
             bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
             replay_fidelity_level=replay_fidelity_level_for(self.policy),
             jurat_version=__version__, inputs=inputs,
         )
-        signed = sign_payload(payload, self.key)
+        signed = sign_statement(statement, self.key)
         # The ledger writes the supersession entry itself, in the same transaction.
         entry = await self.log.append_receipt(job, signed, campaign_id=self.campaign.id,
                                               artifact_id=artifact.id, review=slot)
@@ -324,11 +324,19 @@ class JobRunner:
     def _reuse(self, artifact: Artifact, receipt: Entry) -> JobResult:
         """The job already has a receipt: return it (idempotent), restoring the file if lost."""
         signed = decode_receipt(receipt.payload, seq=receipt.seq)
+        predicate = read_decision_statement(signed).predicate
+        if predicate.artifact.id != artifact.id:
+            # Same bytes, so the same job: its receipt is about the artifact decided first,
+            # and a file named after this one must hold this one's receipt.
+            raise ConfigError(
+                f"artifact {artifact.id!r} has the same bytes as {predicate.artifact.id!r}, "
+                f"already decided in campaign {self.campaign.id!r}: its receipt names "
+                f"{predicate.artifact.id!r} (fix: drop the copy, or judge it in a new "
+                "campaign id or task_version)")
         path = self._out_path(artifact)
         # The output directory holds each artifact's latest review, which its proof is for.
         if not path.exists() or path.read_bytes() != signed:
             path.write_bytes(signed)
-        predicate = read_decision_statement(signed).predicate
         gates = list(predicate.gates)
         votes = list(predicate.votes)
         # The rule the receipt names: a jurat.fold/v1 receipt reports its v1 decision.
