@@ -20,7 +20,6 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import cryptography
 from _readme import write_section  # bench/ is on sys.path when a script runs
@@ -42,7 +41,8 @@ from jurat.models import (
     Vote,
 )
 from jurat.receipts import (
-    build_statement,
+    Statement,
+    decision_statement,
     pae,
     replay_fidelity_level_for,
     sign_statement,
@@ -145,9 +145,9 @@ def criteria_case() -> tuple[Policy, list[GateOutcome], list[Vote]]:
 def _receipt(
     case: Callable[[], tuple[Policy, list[GateOutcome], list[Vote]]],
     key: ec.EllipticCurvePrivateKey,
-) -> tuple[dict[str, Any], bytes]:
+) -> tuple[Statement, bytes]:
     policy, gates, votes = case()
-    statement = build_statement(
+    statement = decision_statement(
         policy=policy,
         artifact=_artifact(),
         gates=gates,
@@ -207,7 +207,7 @@ def measure(seconds: float, rounds: int) -> list[Row]:
         sig = base64.b64decode(doc["dsseEnvelope"]["signatures"][0]["sig"])
         message = pae(doc["dsseEnvelope"]["payloadType"], payload)
         assert verify_bundle(bundle, pub).ok
-        label = f"{name} ({len(statement['predicate']['votes'])} votes, {len(bundle):,} B)"
+        label = f"{name} ({len(statement.predicate.votes)} votes, {len(bundle):,} B)"
 
         def raw(sig: bytes = sig, message: bytes = message) -> None:
             pub.verify(sig, message, ec.ECDSA(hashes.SHA256()))
@@ -219,14 +219,14 @@ def measure(seconds: float, rounds: int) -> list[Row]:
         def full(bundle: bytes = bundle) -> None:
             assert verify_bundle(bundle, pub).ok
 
-        def sign(statement: dict[str, Any] = statement) -> None:
+        def sign(statement: Statement = statement) -> None:
             sign_statement(statement, key)
 
         ops += [
             (label, BASELINE, raw),
             (label, "steps 1-3: parse bundle + verify signature", signature_only),
             (label, "steps 1-7: verify_bundle (re-derive the decision)", full),
-            (label, "sign_statement (canonical JSON + sign)", sign),
+            (label, "sign_statement (check the statement + sign)", sign),
         ]
     best = [0.0] * len(ops)
     for _ in range(rounds):

@@ -234,8 +234,9 @@ STEPS = (
      "commit thread: write the batches (SQL, Merkle nodes)"),
     ("jurat.runner._run", "", "decide", "fold"),
     ("jurat.ledger._store", "Ledger", "next_review", "read the receipt's review slot"),
-    ("jurat.runner._run", "", "decision_payload", "build the statement (re-derives the fold)"),
-    ("jurat.runner._run", "", "sign_payload", "sign the receipt (DSSE, ECDSA P-256)"),
+    ("jurat.runner._run", "", "decision_statement", "build the statement"),
+    ("jurat.runner._run", "", "sign_statement",
+     "check the statement (re-derives the fold) and sign the receipt (DSSE, ECDSA P-256)"),
 )
 
 
@@ -248,8 +249,8 @@ def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from jurat.campaign import load_campaign
     from jurat.ledger import LogSigner, open_ledger
+    from jurat.models import load_campaign
     from jurat.receipts import keygen, load_private_key
     from jurat.runner import Progress, RunOptions, run_campaign_async
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from jurat.receipts import PrivateKey, keygen, load_private_key, sign_statement
+from jurat.receipts._statement import parse_statement
 from tests.support.builders import rubric_case, statement_for
 
 
@@ -42,7 +43,7 @@ def statement() -> dict[str, Any]:
 
 @pytest.fixture()
 def receipt(statement: dict[str, Any], private_key: PrivateKey) -> bytes:
-    return sign_statement(statement, private_key)
+    return sign_statement(parse_statement(statement), private_key)
 
 
 @pytest.fixture()

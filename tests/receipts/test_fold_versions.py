@@ -9,7 +9,7 @@ from pathlib import Path
 from jurat.canonical import canonical_json
 from jurat.fold import FOLD_RULE, FOLD_RULE_V1, decide
 from jurat.receipts import (
-    build_statement,
+    decision_statement,
     keygen,
     load_private_key,
     replay_fidelity_level_for,
@@ -36,7 +36,7 @@ def _receipt(tmp: Path, rule: str) -> tuple[bytes, bytes]:
     key_path, pub_path = keygen(tmp / rule.replace("/", "-"))
     p = policy(judges=ONE_MODEL)
     votes = votes_by_judge({n: [arcv(SEED_SCORES)] * 5 for n in "ABC"})
-    statement = build_statement(
+    statement = decision_statement(
         policy=p, artifact=artifact(), gates=gates(), votes=votes,
         decision=decide(p, gates(), votes, rule=rule), bundle=evidence(),
         replay_fidelity_level=replay_fidelity_level_for(p), jurat_version="0.1.0",

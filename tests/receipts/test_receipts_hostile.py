@@ -26,9 +26,9 @@ from jurat.receipts import (
     load_public_key,
     read_statement,
     receipt_digest,
-    sign_payload,
     verify_bundle,
 )
+from jurat.receipts._bundle import sign_payload
 from tests.support.builders import SOURCE
 from tests.support.cli import invoke
 

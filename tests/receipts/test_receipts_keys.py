@@ -22,6 +22,7 @@ from jurat.receipts import (
     verify_bundle,
 )
 from jurat.receipts._keys import private_key_pem, public_key_der, public_key_pem
+from jurat.receipts._statement import parse_statement
 from tests.support.builders import rubric_case, statement_for
 
 
@@ -108,7 +109,7 @@ def test_ed25519_is_optional_and_verifies(tmp_path: Path) -> None:
     priv, pub = keygen(tmp_path, algorithm="ed25519")
     key = load_private_key(priv)
     assert isinstance(key, ed25519.Ed25519PrivateKey)
-    bundle = sign_statement(statement_for(*rubric_case()), key)
+    bundle = sign_statement(parse_statement(statement_for(*rubric_case())), key)
     report = verify_bundle(bundle, load_public_key(pub))
     assert report.ok, report.failed
     assert "ed25519" in report.steps[2].detail

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import Result
 
 from jurat.ledger import open_ledger
-from jurat.receipts import PrivateKey, keygen, sign_payload
+from jurat.receipts import PrivateKey, keygen
+from jurat.receipts._bundle import sign_payload
 from tests.support.cli import invoke, isolate_homes
 
 DEEP = 100_000

@@ -23,10 +23,9 @@ from jurat.receipts import (
     load_public_key,
     pae,
     receipt_digest,
-    sign_payload,
-    sign_statement,
     verify_bundle,
 )
+from jurat.receipts._bundle import sign_payload
 from tests.support.builders import artifact
 
 
@@ -44,7 +43,7 @@ def _resigned(
 ) -> bytes:
     changed = copy.deepcopy(statement)
     mutate(changed)
-    return sign_statement(changed, key)
+    return sign_payload(canonical_json(changed), key)
 
 
 def _failed_at(report: Any) -> int:

@@ -26,10 +26,9 @@ from jurat.receipts import (
     PublicKey,
     _verify,
     load_public_key,
-    sign_payload,
     verify_bundle,
 )
-from jurat.receipts._bundle import parse_bundle
+from jurat.receipts._bundle import parse_bundle, sign_payload
 from jurat.receipts._statement import parse_statement
 from tests.support.builders import (
     criteria_case,

@@ -504,11 +504,12 @@ def test_load_receipt_files_refuses_bad_bundles(tmp_path: Path, content: str, me
 
 def test_printed_verify_command_verifies_a_real_signed_receipt(tmp_path: Path) -> None:
     from jurat.receipts import keygen, load_private_key, sign_statement
+    from jurat.receipts._statement import parse_statement
 
     key, pub = keygen(tmp_path / "keys")
     out = tmp_path / "out dir"  # a space: the command must quote it
     out.mkdir()
-    signed = statement_for(*rubric_case())  # made by jurat.receipts itself, accepted
+    signed = parse_statement(statement_for(*rubric_case()))  # made by jurat.receipts itself
     (out / "c1.sigstore.json").write_bytes(sign_statement(signed, load_private_key(key)))
     page = parse(render_report(load_receipt_files(out, key_path=pub)))
     assert _decision_rows(page)[0].attrs["data-outcome"] == "accept"

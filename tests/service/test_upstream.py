@@ -12,7 +12,8 @@ from typing import Any
 
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.ledger import open_ledger
-from jurat.receipts import keygen, load_private_key, read_statement, sign_payload
+from jurat.receipts import keygen, load_private_key, read_statement
+from jurat.receipts._bundle import sign_payload
 from tests.service._support import TEXT, Env, artifact, client, wait_decided
 
 STAGE1 = "https://example.org/stage1/v1"

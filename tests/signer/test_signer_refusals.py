@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from jurat.canonical import canonical_json
-from jurat.receipts import load_private_key, sign_payload
+from jurat.receipts import load_private_key
+from jurat.receipts._bundle import sign_payload
 from tests.signer.world import World, jurat
 
 

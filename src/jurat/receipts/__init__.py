@@ -13,8 +13,6 @@ from jurat.receipts._bundle import (
     MAX_DEPTH,
     read_statement,
     receipt_digest,
-    sign_payload,
-    sign_statement,
 )
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._inclusion import (
@@ -43,10 +41,10 @@ from jurat.receipts._review import adjudicated_statement
 from jurat.receipts._statement import (
     StatementInputs,
     build_statement,
-    decision_payload,
     decision_statement,
     read_decision_statement,
     replay_fidelity_level_for,
+    sign_statement,
     statement_document,
 )
 from jurat.receipts._verify import (
@@ -80,7 +78,6 @@ __all__ = [
     "VerifyStep",
     "adjudicated_statement",
     "build_statement",
-    "decision_payload",
     "decision_statement",
     "default_key_path",
     "default_public_key_path",
@@ -103,7 +100,6 @@ __all__ = [
     "rederive",
     "rederive_bundle",
     "replay_fidelity_level_for",
-    "sign_payload",
     "sign_statement",
     "sign_statement_keyless",
     "statement_document",

@@ -52,7 +52,12 @@ _SIGNATURE_FIELDS = frozenset({"sig", "keyid"})
 
 
 def sign_payload(payload: bytes, key: PrivateKey, *, payload_type: str = PAYLOAD_TYPE) -> bytes:
-    """Sign arbitrary payload bytes into a canonical Sigstore bundle v0.3 (one signature)."""
+    """Sign payload bytes into a canonical Sigstore bundle v0.3 (one signature).
+
+    The DSSE step under ``sign_statement``, which checks a statement before it is signed
+    and is how jurat signs decisions; tests call this one directly to sign bytes a verifier
+    must refuse.
+    """
     hint = public_key_hint(key.public_key())
     signature = sign_bytes(key, pae(payload_type, payload))
     bundle = {
@@ -72,16 +77,6 @@ def sign_payload(payload: bytes, key: PrivateKey, *, payload_type: str = PAYLOAD
             "limit of a receipt"
         )
     return data
-
-
-def sign_statement(statement: dict[str, Any], key: PrivateKey) -> bytes:
-    """Sign an in-toto statement; returns the Sigstore bundle JSON bytes (RFC 8785 canonical).
-
-    The DSSE payload is the RFC 8785 canonical JSON of ``statement``.
-    """
-    if not isinstance(statement, dict) or not isinstance(statement.get("_type"), str):
-        raise ValidationError("statement: not an in-toto statement (no `_type`)")
-    return sign_payload(canonical_json(statement), key)
 
 
 def receipt_digest(bundle_bytes: bytes) -> str:

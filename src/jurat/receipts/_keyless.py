@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from jurat.canonical import canonical_json
 from jurat.errors import ConfigError, DependencyError, ExecutionError
+from jurat.receipts._predicate import Statement
+from jurat.receipts._statement import checked_payload
 
 
 def _sigstore(module: str) -> Any:
@@ -34,11 +35,14 @@ def keyless_available() -> bool:
     return True
 
 
-def sign_statement_keyless(statement: dict[str, Any]) -> bytes:
-    """Sign with Sigstore keyless (``Signer.sign_dsse``); returns the bundle JSON bytes.
+def sign_statement_keyless(statement: Statement) -> bytes:
+    """``sign_statement`` with Sigstore keyless (``Signer.sign_dsse``) instead of a key: the
+    same checked payload; returns the bundle JSON bytes.
 
-    Raises DependencyError without ``sigstore``, ConfigError without an ambient OIDC token.
+    Raises DependencyError without ``sigstore``, ConfigError without an ambient OIDC token,
+    ValidationError for a statement a verifier would refuse (nothing is sent).
     """
+    payload = checked_payload(statement)
     sign, oidc, dsse = _sigstore("sign"), _sigstore("oidc"), _sigstore("dsse")
     token = oidc.detect_credential()
     if not token:
@@ -50,7 +54,7 @@ def sign_statement_keyless(statement: dict[str, Any]) -> bytes:
         else:
             context = sign.SigningContext.production()
         with context.signer(oidc.IdentityToken(token)) as signer:
-            bundle = signer.sign_dsse(dsse.Statement(canonical_json(statement)))
+            bundle = signer.sign_dsse(dsse.Statement(payload))
     except Exception as exc:
         # Every failure of the remote flow (Fulcio, Rekor, token) is the same to the caller.
         raise ExecutionError(f"keyless signing failed: {exc}") from exc

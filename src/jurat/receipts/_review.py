@@ -14,7 +14,6 @@ from jurat.errors import ValidationError
 from jurat.fold import decide
 from jurat.models import Adjudication
 from jurat.receipts._predicate import ReviewPart, Statement
-from jurat.receipts._statement import checked_statement
 
 __all__ = ["adjudicated_statement"]
 
@@ -27,6 +26,7 @@ def adjudicated_statement(previous: Statement, *, version: int, supersedes: str,
     Raises FoldInputError when the adjudication does not apply (the decision is not an
     escalation, or an accept would lift a required gate that did not pass) and
     ValidationError when ``previous`` was adjudicated already or the versions do not chain.
+    ``sign_statement`` checks it, as every statement, before it signs it.
     """
     predicate = previous.predicate
     if predicate.review.adjudication is not None:
@@ -41,4 +41,4 @@ def adjudicated_statement(previous: Statement, *, version: int, supersedes: str,
                       artifact=predicate.artifact.id)
     review = ReviewPart(version=version, supersedes=supersedes, adjudication=adjudication)
     updated = predicate.model_copy(update={"decision": decision, "review": review})
-    return checked_statement(previous.model_copy(update={"predicate": updated}))
+    return previous.model_copy(update={"predicate": updated})

@@ -1,9 +1,12 @@
-"""Building the decision statement, parsing it back, and comparing a re-derived decision.
+"""Building the decision statement, signing it, parsing it back, and comparing a
+re-derived decision.
 
-The records themselves (the predicate's schema) are in ``_predicate``. The runner works
-with the typed ``Statement`` (``decision_statement``, ``read_decision_statement``);
-``build_statement`` and ``read_statement`` give the same statement as its JSON document,
-for tools that read or edit the bytes a receipt signs.
+The records themselves (the predicate's schema) are in ``_predicate``. Every reader and
+writer of receipts works with the typed ``Statement``: ``decision_statement`` builds one,
+``sign_statement`` is the one way a statement becomes a receipt (checked as a verifier
+will read it, then signed), ``read_decision_statement`` reads one back with verification's
+bounds and step 4. ``build_statement`` and ``read_statement`` give the statement as its JSON
+document, for tools and tests that read or edit the bytes a receipt signs.
 
 Threat model. A receipt is signed, contributor-visible and published on the board, so
 it is a trusted output: nothing the judged party wrote may reach it except as digests,
@@ -42,7 +45,8 @@ from jurat.models import (
     policy_digest,
     record_digest,
 )
-from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement
+from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement, sign_payload
+from jurat.receipts._keys import PrivateKey
 from jurat.receipts._predicate import (
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -168,13 +172,27 @@ def _inputs(
 
 
 def build_statement(**given: Unpack[StatementInputs]) -> dict[str, Any]:
-    """``decision_statement`` as its JSON document (``statement_document``)."""
-    return statement_document(decision_statement(**given))
+    """``decision_statement``, checked as ``sign_statement`` checks it, as its JSON document
+    (``statement_document``): for tools and tests that edit what a receipt signs."""
+    return statement_document(checked_statement(decision_statement(**given)))
 
 
 def statement_document(statement: Statement) -> dict[str, Any]:
-    """The statement as the JSON document a receipt signs (``sign_statement`` takes it)."""
+    """The statement as the JSON document whose RFC 8785 bytes a receipt signs."""
     return statement.model_dump(mode="json", by_alias=True)
+
+
+def sign_statement(statement: Statement, key: PrivateKey) -> bytes:
+    """The receipt of ``statement``: a Sigstore bundle v0.3 (RFC 8785 canonical bytes) whose
+    DSSE payload is the statement's RFC 8785 JSON, signed with ``key``.
+
+    The one way jurat signs a decision (the runner, the service's adjudication and `jurat
+    adjudicate` alike). The payload is serialised once, and checked before it is signed as
+    a verifier will read it (``checked_payload``): a statement whose decision does not
+    re-derive from its recorded inputs, or that exceeds what a receipt may hold, raises
+    ValidationError and is never signed, so every receipt jurat signs verifies.
+    """
+    return sign_payload(checked_payload(statement), key)
 
 
 def read_decision_statement(bundle_bytes: bytes) -> Statement:
@@ -205,25 +223,7 @@ class StatementInputs(TypedDict, total=False):
     adjudication: Adjudication | None
 
 
-def decision_statement(**given: Unpack[StatementInputs]) -> Statement:
-    """The in-toto Statement v1 for one artifact's decision.
-
-    ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
-    ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
-    ``evidence_bundle`` (must equal ``bundle.digest``; it is always computed). Refuses
-    (ValidationError) a decision that does not re-derive from the recorded inputs, so a
-    receipt jurat signs always verifies.
-    """
-    return checked_statement(_statement(**given))
-
-
-def decision_payload(**given: Unpack[StatementInputs]) -> bytes:
-    """``decision_statement``'s RFC 8785 bytes, the DSSE payload ``sign_payload`` signs:
-    serialised once, for the check and the signature alike."""
-    return checked_payload(_statement(**given))
-
-
-def _statement(
+def decision_statement(
     *,
     policy: Policy,
     artifact: Artifact,
@@ -239,6 +239,15 @@ def _statement(
     jurat_version: str,
     adjudication: Adjudication | None = None,
 ) -> Statement:
+    """The in-toto Statement v1 for one artifact's decision (``StatementInputs``).
+
+    ``votes`` must be in dispatch order. ``inputs`` may give ``assignment``, ``attempt``,
+    ``job_id``, ``task``, ``contributor``, ``upstream_receipts`` ([{name, sha256}]) and
+    ``evidence_bundle`` (must equal ``bundle.digest``; it is always computed). Raises
+    ValidationError for records that do not make a statement and for a replay fidelity
+    level the panel does not have; whether the decision re-derives from the recorded
+    inputs is checked where it is signed (``sign_statement``), on the bytes signed.
+    """
     meta = _judges_meta(policy, judges_meta)
     try:
         predicate = DecisionPredicate(

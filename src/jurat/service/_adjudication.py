@@ -11,7 +11,6 @@ from jurat.receipts import (
     read_decision_statement,
     receipt_digest,
     sign_statement,
-    statement_document,
 )
 from jurat.service._errors import ServiceRefusal
 
@@ -32,6 +31,7 @@ def adjudicated_receipt(signed: bytes, slot: ReviewSlot, adjudication: Adjudicat
         statement = adjudicated_statement(read_decision_statement(signed),
                                           version=slot.version, supersedes=slot.supersedes,
                                           adjudication=adjudication)
+        receipt = sign_statement(statement, key)
     except FoldInputError as exc:
         raise ServiceRefusal(
             409, f"adjudication refused: {exc}", field="disposition",
@@ -39,4 +39,4 @@ def adjudicated_receipt(signed: bytes, slot: ReviewSlot, adjudication: Adjudicat
                 "gate did not pass") from exc
     except ValidationError as exc:
         raise ServiceRefusal(409, f"adjudication refused: {exc}") from exc
-    return sign_statement(statement_document(statement), key), statement.predicate.decision
+    return receipt, statement.predicate.decision
