@@ -28,7 +28,7 @@ from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
-from jurat.ledger import Ledger, LogSigner, Precheck, load_log_key, open_ledger
+from jurat.ledger import Ledger, LogSigner, Precheck, holder_text, load_log_key, open_ledger
 from jurat.models import Campaign
 from jurat.receipts import (
     PrivateKey,
@@ -183,6 +183,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # A live campaign never changes; both held before anything is sent or written,
             # the log key against the ledger's checkpoints.
             refuse_changed_policy(campaign, ledger)
+            # One writer per campaign and ledger, for the whole run (ledger/_hold.py).
+            stack.enter_context(ledger.hold_campaign(campaign.id,
+                                                     holder=holder_text("jurat run")))
             log = open_log_signer(log_choice, ledger)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)

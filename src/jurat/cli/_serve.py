@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -18,13 +19,13 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
                   log_key: Path | None, host: str, port: int, executor: str,
                   ray_address: str | None, board: bool = False) -> ExitCode:
     """Serve until interrupted; configuration errors exit 3 before anything is written."""
-    from jurat.ledger import open_ledger
+    from jurat.ledger import holder_text, open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
     from jurat.runner import RayJobs, RunOptions, check_ray_options, import_ray
     from jurat.service import load_served, serve_forever
     from jurat.service._deps import require_serve
-    from jurat.service._references import reference_lines
     from jurat.service._service import check_campaigns
+    from jurat.service._test_lines import reference_lines
 
     console = err_console()
     try:
@@ -49,10 +50,14 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         ledger = open_ledger(ledger_url)
     except JuratError as exc:
         return print_error(exc, code=ExitCode.INPUT)
-    with ledger:
+    with ledger, contextlib.ExitStack() as held:
         try:
             signer = open_log_signer(choice, ledger)
             check_campaigns(served, ledger)
+            # Shared with other servers of these campaigns, never beside a `jurat run`.
+            for campaign in served:
+                held.enter_context(ledger.hold_campaign(
+                    campaign.id, holder=holder_text("jurat serve"), shared=True))
             # The service reads the hidden tests as it starts. Reading them here first makes
             # a file intake refuses (outside the directory, over the cap) an exit 3 with
             # jurat's message, not a server that announces itself and then fails to start.

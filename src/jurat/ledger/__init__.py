@@ -48,6 +48,7 @@ At scale (docs/ledger-format.md has the layout; bench/README.md the numbers):
 
 from jurat.ledger._checkpoint import Precheck
 from jurat.ledger._group import GroupCommit
+from jurat.ledger._hold import holder_text
 from jurat.ledger._jobs import decode_receipt, job_id, receipt_payload
 from jurat.ledger._logkey import (
     LOG_KEY_NAME,
@@ -87,6 +88,7 @@ from jurat.ledger._tiles import TILE_WIDTH, Tile, tile_path, tiles_for_size
 from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
 
 __all__ = [
+    "holder_text",
     "ENTRY_KINDS",
     "AppendServer",
     "Checkpoint",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ from jurat.ledger._current import current_receipt
 from jurat.ledger._entry import entry_from_row
 from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
 from jurat.ledger._group import GroupCommit, ThreadCommitter
+from jurat.ledger._hold import hold_campaign
 from jurat.ledger._jobs import decode_receipt, receipt_payload
 from jurat.ledger._models import (
     CampaignHistory,
@@ -140,6 +141,13 @@ class Ledger:
     def url(self) -> str:
         """The database URL, password hidden."""
         return self._backend.display_url()
+
+    def hold_campaign(
+        self, campaign_id: str, *, holder: str, shared: bool = False
+    ) -> AbstractContextManager[None]:
+        """Hold the campaign as its one writer (``shared``: one of its servers) until the
+        block ends; ConfigError naming the holder when another has it (ledger/_hold.py)."""
+        return hold_campaign(self._backend, campaign_id, holder=holder, shared=shared)
 
     def close(self) -> None:
         """Release every database connection."""
