@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from jurat.errors import FoldInputError
 from jurat.fold import (
+    NOT_MEASURED,
     ClaimFinding,
     GroundingThresholds,
     fold_claim,
@@ -103,9 +104,11 @@ def test_zero_weight_claims_change_nothing() -> None:
     ],
     ids=["no-claims", "all-zero-weight", "all-not-applicable", "zero-plus-not-applicable"],
 )
-def test_denominator_must_be_positive(claims: list[ClaimFinding]) -> None:
-    with pytest.raises(FoldInputError, match="must be positive"):
-        grounding_outcome(claims, GroundingThresholds())
+def test_nothing_applicable_is_not_measured_and_warns(claims: list[ClaimFinding]) -> None:
+    # Issue 27: once an exception (the run exited 4 for good); now a defined outcome.
+    out = grounding_outcome(claims, GroundingThresholds(min_coverage=0.5))
+    assert (out.coverage, out.contradiction_rate, out.gate) == (None, None, "warn")
+    assert out.reasons == (NOT_MEASURED,)
 
 
 def test_all_unresolved_has_zero_coverage_and_zero_contradiction() -> None:

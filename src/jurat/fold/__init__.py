@@ -23,6 +23,7 @@ from jurat.fold._decide import (
 from jurat.fold._equivalence import equivalence_outcome, equivalence_verdict
 from jurat.fold._gates import GateVeto, gate_veto, hard_gates_pass, required_gates
 from jurat.fold._grounding import (
+    NOT_MEASURED,
     ClaimFinding,
     ClaimLabel,
     ClaimResult,
@@ -40,6 +41,7 @@ from jurat.fold._stats import (
 )
 
 __all__ = [
+    "NOT_MEASURED",
     "CURTAIL_RULE",
     "FOLD_RULE",
     "FOLD_RULES",

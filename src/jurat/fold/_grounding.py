@@ -88,16 +88,21 @@ class GroundingThresholds(Frozen):
 class GroundingOutcome(Frozen):
     """The grounding numbers and the gate the thresholds give them."""
 
-    coverage: float
-    """sum(w * supported) / sum(w), not-applicable claims excluded."""
-    contradiction_rate: float
-    """sum(w * contradicted) / sum(w), not-applicable claims excluded."""
+    coverage: float | None
+    """sum(w * supported) / sum(w), not-applicable claims excluded; None when no claim
+    applies (nothing to measure)."""
+    contradiction_rate: float | None
+    """sum(w * contradicted) / sum(w), not-applicable claims excluded; None likewise."""
     gate: StabilityGate
     """block if any rule blocks, else warn if any warns, else pass."""
     reasons: tuple[str, ...]
     """Why the gate is not pass: one line per rule that fired, in rule order."""
     unevidenced_material: tuple[str, ...]
     """Ids of material claims not supported with evidence (only when evidence is required)."""
+
+
+#: The grounding reason when no claim of an artifact applies (docs/receipt-format.md §8.10).
+NOT_MEASURED = "no applicable claim (every claim not applicable or of weight 0): not measured"
 
 
 def contradiction_gate(rate: float, limit: float | None) -> StabilityGate:
@@ -124,10 +129,18 @@ def grounding_outcome(
 ) -> GroundingOutcome:
     """Coverage, contradiction rate and the thresholds' gate for one artifact's claims.
 
-    Raises FoldInputError when the applicable claims' weights do not sum to a positive
-    number (no claims, all not applicable, or all of weight zero): there is nothing to
-    measure, and a silent 0 or 1 would decide.
+    When no claim applies (every one labelled ``not_applicable``, or the applicable ones
+    weigh nothing) there is nothing to measure: coverage and rate are None and the gate
+    warns (``NOT_MEASURED``), since a silent 0 or 1 would decide and unmeasured grounding
+    is not grounding that passed; a rubric accept then escalates to a person.
     """
+    if not any(c.label != "not_applicable" and c.weight > 0 for c in claims):
+        missing = unevidenced_material(claims) if thresholds.require_evidence_for_material else ()
+        unmeasured = [NOT_MEASURED]
+        if missing:
+            unmeasured.append(f"material claims without supporting evidence: {', '.join(missing)}")
+        return GroundingOutcome(coverage=None, contradiction_rate=None, gate="warn",
+                                reasons=tuple(unmeasured), unevidenced_material=missing)
     coverage, rate = claims_coverage((c.weight, c.label) for c in claims)
     gates: list[StabilityGate] = []
     reasons: list[str] = []

@@ -179,10 +179,11 @@ class GroundingRecord(Frozen):
 
     claims: tuple[ClaimRecord, ...]
     """The artifact's claims in campaign order."""
-    coverage: float
-    """sum(w * supported) / sum(w), not-applicable claims excluded."""
-    contradiction_rate: float
-    """sum(w * contradicted) / sum(w), not-applicable claims excluded."""
+    coverage: float | None
+    """sum(w * supported) / sum(w), not-applicable claims excluded; null when no claim
+    applies (the gate then warns: not measured)."""
+    contradiction_rate: float | None
+    """sum(w * contradicted) / sum(w), not-applicable claims excluded; null likewise."""
     gate: Literal["pass", "warn", "block"]
     """The thresholds' gate."""
     reasons: tuple[str, ...]
