@@ -39,3 +39,16 @@ def test_no_applicable_claim_is_a_defined_outcome(tmp_path: Path) -> None:
     # The same command again resumes: every receipt reused, the same exit.
     again = jurat(*args, cwd=tmp_path)
     assert again.returncode == 1, again.stdout + again.stderr
+
+
+def test_claims_of_zero_weight_in_all_are_refused_at_load(tmp_path: Path) -> None:
+    campaign = tmp_path / "grounding"
+    shutil.copytree(EXAMPLE, campaign)
+    path = campaign / "campaign.toml"
+    path.write_text(re.sub(r"weight = [0-9.]+\n", "weight = 0.0\n", path.read_text()))
+    key, _ = keys(tmp_path)
+    r = jurat("run", str(path), "--out", str(tmp_path / "out"), "--ledger",
+              f"sqlite:///{tmp_path / 'l.db'}", "--key", str(key), "--quiet", cwd=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "weigh 0 in all" in r.stderr and "positive weight" in r.stderr
+    assert not (tmp_path / "l.db").exists()

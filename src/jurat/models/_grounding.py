@@ -134,7 +134,25 @@ def grounding_problems(
                 + (f"; did you mean {guess!r}?" if guess else ""),
                 f'evidence = ["{guess}"]' if guess else
                 "add a [[grounding.references]] entry with that id, or remove it"))
+    problems += _weightless(claims)
     return problems
+
+
+def _weightless(claims: Sequence[GroundedClaim]) -> list[Problem]:
+    # An artifact whose claims weigh nothing in all would be sampled, then measure
+    # nothing: refused at load, before a sample is paid for.
+    totals: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for index, claim in enumerate(claims):
+        totals[claim.artifact] = totals.get(claim.artifact, 0.0) + claim.weight
+        first.setdefault(claim.artifact, index)
+    return [
+        Problem(("claims", first[artifact], "weight"),
+                f"the claims of artifact {artifact!r} weigh 0 in all "
+                f"({', '.join(repr(c.id) for c in claims if c.artifact == artifact)})",
+                "give at least one of them a positive weight, or remove them")
+        for artifact, total in totals.items() if total <= 0
+    ]
 
 
 # -- what a decision records --------------------------------------------------------------
