@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field, field_validator
 
 from jurat.models._base import Frozen
@@ -119,9 +121,38 @@ class JudgeConfig(Frozen):
         return f"{self.provider}:{self.model}"
 
     @property
+    def witness(self) -> str:
+        """The one model behind this judge, whatever family it declares: provider,
+        destination and model (``sim``: model and seed). Judges with one witness are one
+        family (``family_problems``)."""
+        if self.provider == "sim":
+            return f"sim:{self.model}:seed={self.seed}"
+        if self.provider.startswith("stub:") or not self.model:
+            return f"{self.provider}:id={self.id}"
+        return f"{self.provider}:{self.destination}:{self.model}"
+
+    @property
     def destination(self) -> str:
         """Where this judge sends artifact content: a local judge's name or a normalised URL.
 
         Resolved by ``models/_endpoints.py`` (``endpoint``), the one place that decides it.
         """
         return endpoint(self)
+
+
+def family_problems(judges: Sequence[JudgeConfig]) -> list[Problem]:
+    """A declared ``model_family`` may join models, never divide one (seed 000: "multiple
+    calls to one model are not independent witnesses"): judges with one ``witness`` in
+    different families would count as independent votes at the tier."""
+    problems: list[Problem] = []
+    first: dict[str, JudgeConfig] = {}
+    for index, judge in enumerate(judges):
+        seen = first.setdefault(judge.witness, judge)
+        if seen.family != judge.family:
+            problems.append(Problem(
+                ("judges", index, "model_family"),
+                f"judges {seen.id!r} and {judge.id!r} are one model ({judge.witness}) "
+                f"declared as two families ({seen.family!r}, {judge.family!r})",
+                f'give them one model_family (model_family = "{seen.family}"), or remove '
+                "the declarations: one model is one witness"))
+    return problems

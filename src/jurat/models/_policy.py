@@ -12,7 +12,7 @@ from jurat.models._base import Frozen
 from jurat.models._checks import PythonChecks
 from jurat.models._gate_ids import ALL_GATE_IDS
 from jurat.models._grounding import GroundingPolicy
-from jurat.models._judge import JudgeConfig
+from jurat.models._judge import JudgeConfig, family_problems
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 
 Kind = Literal["rubric", "pairwise", "criteria", "equivalence"]
@@ -300,7 +300,7 @@ class Policy(Frozen):
         raise_problems(policy_problems(
             self.kind, has_rubric=self.rubric is not None, has_criteria=self.criteria is not None,
             judge_ids=[j.id for j in self.judges]) + grounding_kind_problems(
-                self.kind, self.grounding is not None))
+                self.kind, self.grounding is not None) + family_problems(self.judges))
         return self
 
 
