@@ -10,14 +10,18 @@ latency. Every variant keeps 64 calls in flight, so at 50 ms latency the ceiling
 
 Variants, from bare HTTP to the whole ``jurat run``-style workload:
 
+- ``asyncio streams bare``: 64 keep-alive connections of asyncio's streams writing the same
+  request bytes and reading each answer by its Content-Length: the ceiling of any client.
+- ``aiohttp bare``: aiohttp's ``ClientSession`` posting the same bodies, reading each body.
 - ``httpx2 bare``: the SDKs' HTTP client with its default pool posting the same request
   bodies, no prompt rendering, no parsing: the baseline every ratio is against.
 - ``openai SDK create()``: the SDK's typed ``chat.completions.create`` path with its default
   client, answer read from the typed response (how the SDK is usually called).
 - ``openai SDK post, default pool``: the SDK's own client posting jurat's pre-serialised body.
-- ``httpx2 + jurat transport``: bare again, with jurat's lean HTTP/1.1 transport.
-- ``openai SDK post + jurat transport``: what the adapter sends through, without the engine:
-  the difference to the row above is the SDK's own overhead.
+- ``jurat judge calls``: the openai-compat adapter's ``complete`` with pre-rendered prompts:
+  the request body built, the call over jurat's HTTP path (aiohttp since issue 26; a hand-
+  written HTTP/1.1 transport under the SDK's client before), the envelope parsed strictly;
+  no engine, no validation.
 - ``jurat run_samples``: the whole judge phase per artifact: plan, render the prompt (fresh
   delimiters per call), call through the SDK, parse strictly, validate against the ARCV schema
   and the semantic rules, build the vote, emit the ``judge.sample`` telemetry event to NDJSON,
@@ -134,16 +138,77 @@ async def _pump(n: int, one: Callable[[int], Awaitable[Any]]) -> None:
 Caller = tuple[Callable[[int], Awaitable[Any]], Callable[[], Awaitable[None]]]
 
 
-async def _bare(url: str, n: int, lean: bool) -> Caller:
+async def _streams(url: str, n: int) -> Caller:
+    """The ceiling: asyncio's streams, one request at a time per kept-alive connection."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    head = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            "Content-Type: application/json\r\nAuthorization: Bearer x\r\n").encode()
+    bodies = _request_bodies(url, n)
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def one(i: int) -> bytes:
+        conn = idle.pop() if idle else await asyncio.open_connection(host, port)
+        reader, writer = conn
+        writer.write(head + b"Content-Length: %d\r\n\r\n" % len(bodies[i]) + bodies[i])
+        answer = (await reader.readuntil(b"\r\n\r\n")).lower()
+        start = answer.index(b"content-length:") + 15
+        body = await reader.readexactly(int(answer[start:answer.index(b"\r\n", start)]))
+        idle.append(conn)
+        return body
+
+    async def close() -> None:
+        for _, writer in idle:
+            writer.close()
+
+    return one, close
+
+
+async def _aiohttp(url: str, n: int) -> Caller:
+    import aiohttp
+
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    bodies = _request_bodies(url, n)
+    headers = {"content-type": "application/json", "authorization": "Bearer x"}
+    target = url + "/chat/completions"
+
+    async def one(i: int) -> bytes:
+        async with session.post(target, data=bodies[i], headers=headers) as response:
+            return await response.read()
+
+    return one, session.close
+
+
+async def _judge_calls(url: str, n: int) -> Caller:
+    """The adapter alone, as the engine calls it (whichever jurat is on ``sys.path``)."""
+    from jurat.judges import render_decision
+    from jurat.judges._openai import OpenAICompatJudge
+    from jurat.judges._protocol import JudgeCall
+    from jurat.models import GATE_TESTS_PASS, EvidenceBundle, GateOutcome
+
+    policy = _policy(url)
+    adapter = OpenAICompatJudge(policy.judges[0])
+    gates = [GateOutcome(id=GATE_TESTS_PASS, outcome="pass", required=True)]
+    calls = [JudgeCall(kind="rubric", temperature=0, max_tokens=1024, artifact=artifact,
+                       prompt=render_decision(policy.rubric, artifact, EvidenceBundle(), gates))
+             for artifact in _artifacts(64)]
+
+    async def one(i: int) -> Any:
+        raw = await adapter.complete(calls[i % len(calls)])
+        if raw.text is None:
+            raise RuntimeError(f"no answer: {raw}")
+        return raw.text
+
+    return one, adapter.aclose
+
+
+async def _bare(url: str, n: int) -> Caller:
     import httpx2
 
-    from jurat.judges._transport import PlainHTTPTransport
-
-    if lean:
-        client = httpx2.AsyncClient(base_url=url, transport=PlainHTTPTransport())
-    else:
-        limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-        client = httpx2.AsyncClient(base_url=url, limits=limits)
+    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    client = httpx2.AsyncClient(base_url=url, limits=limits)
     bodies = _request_bodies(url, n)
     headers = {"content-type": "application/json", "authorization": "Bearer x"}
 
@@ -167,17 +232,12 @@ async def _sdk_create(url: str, n: int) -> Caller:
     return one, client.close
 
 
-async def _sdk_post(url: str, n: int, lean: bool) -> Caller:
+async def _sdk_post(url: str, n: int) -> Caller:
     import httpx2
     import openai
 
-    from jurat.judges._transport import PlainHTTPTransport
-
-    if lean:
-        http = httpx2.AsyncClient(transport=PlainHTTPTransport())
-    else:
-        limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-        http = httpx2.AsyncClient(limits=limits)
+    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    http = httpx2.AsyncClient(limits=limits)
     client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0, http_client=http)
     bodies = _request_bodies(url, n)
     options: Any = {"headers": {"content-type": "application/json"}}
@@ -241,12 +301,13 @@ async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> d
             go = await _jurat(server.url, calls, workdir, engine)
             close = engine.aclose
         else:
-            factory = {
-                "httpx2 bare": lambda u, k: _bare(u, k, lean=False),
+            factory: Callable[[str, int], Awaitable[Caller]] = {
+                "asyncio streams bare": _streams,
+                "aiohttp bare": _aiohttp,
+                "httpx2 bare": _bare,
                 "openai SDK create()": _sdk_create,
-                "openai SDK post, default pool": lambda u, k: _sdk_post(u, k, lean=False),
-                "httpx2 + jurat transport": lambda u, k: _bare(u, k, lean=True),
-                "openai SDK post + jurat transport": lambda u, k: _sdk_post(u, k, lean=True),
+                "openai SDK post, default pool": _sdk_post,
+                "jurat judge calls": _judge_calls,
             }[name]
             one, close = await factory(server.url, calls)
             await _pump(warm, one)
@@ -276,10 +337,11 @@ async def _measure(name: str, latency_ms: float, calls: int, workdir: Path) -> d
 
 VARIANTS = (
     "httpx2 bare",
+    "asyncio streams bare",
+    "aiohttp bare",
     "openai SDK create()",
     "openai SDK post, default pool",
-    "httpx2 + jurat transport",
-    "openai SDK post + jurat transport",
+    "jurat judge calls",
     "jurat run_samples",
 )
 

@@ -1,8 +1,8 @@
 """A whole `jurat run`, as a user runs it, against a loopback OpenAI-compatible server.
 
     .venv/bin/python bench/run_e2e.py [--artifacts 2000] [--samples 5] [--ledger sqlite|pg]
-                                      [--profile FILE] [--no-baseline] [--no-breakdown]
-                                      [--no-single] [--no-write]
+                                      [--old-src DIR] [--profile FILE] [--no-baseline]
+                                      [--no-breakdown] [--no-single] [--no-write]
 
 One `jurat run` command (start-up, intake of a JSON Lines dataset, judge calls, ledger,
 receipts, the checkpoint and every receipt's inclusion proof included; with its default
@@ -11,9 +11,16 @@ worker processes, then again with ``--workers 1`` unless ``--no-single``), by de
 tests/support/fake_openai.py in its own process at 50 ms latency; the judge has
 ``max_concurrency = 64``, so the limit is 64 / 0.050 s = 1,280 calls/s. Reported: calls/s
 and its share of the limit, the run process's CPU time per call (user + system, from
-``wait4``), the server's, and the same run's baselines from bench/orchestration.py: a bare
-`httpx2` client posting the same request bodies (every ratio is against it), the same with
-jurat's HTTP transport, and jurat's judge phase alone (``run_samples``, in-process).
+``wait4``), the server's, and the same run's baselines from bench/orchestration.py, each
+in a fresh interpreter of its own: asyncio's bare streams writing the same request bytes
+(the ceiling: every ratio is against it), aiohttp's bare ``ClientSession``, the bare
+`httpx2` client the SDKs use, jurat's judge calls alone (the adapter's ``complete``) and
+jurat's judge phase (``run_samples``).
+
+``--old-src DIR`` measures another jurat in the same run for comparison: DIR is the
+``src`` of a git worktree (``git worktree add /tmp/jurat-old <commit>``), put first on
+``PYTHONPATH`` for its whole runs (interleaved with this tree's) and its judge-call
+variants.
 
 Then, unless ``--no-breakdown``, the same campaign runs once more in this process with
 the run's main steps timed (``STEPS``: CPU time of the thread running each), which says
@@ -96,10 +103,10 @@ def write_dataset(path: Path, n: int) -> None:
             out.write("\n")
 
 
-def _env(work: Path) -> dict[str, str]:
+def _env(work: Path, src: Path = ROOT / "src") -> dict[str, str]:
     return {**os.environ, "XDG_CONFIG_HOME": str(work / "cfg"),
             "XDG_STATE_HOME": str(work / "state"), "BENCH_API_KEY": "x",
-            "PYTHONPATH": str(ROOT / "src")}
+            "PYTHONPATH": str(src)}
 
 
 def timed(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -143,14 +150,15 @@ def _pg_database() -> tuple[str, Any]:
 
 
 def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str,
-              profile: Path | None, workers: int | None = None) -> dict[str, Any]:
-    """One whole `jurat run` against the server at ``url``."""
+              profile: Path | None, workers: int | None = None,
+              src: Path = ROOT / "src") -> dict[str, Any]:
+    """One whole `jurat run` of the jurat in ``src`` against the server at ``url``."""
     camp = work / "camp"
     camp.mkdir()
     (camp / "campaign.toml").write_text(CAMPAIGN.format(
         url=url, samples=samples, concurrency=CONCURRENCY))
     write_dataset(camp / "items.jsonl", artifacts)
-    env = _env(work)
+    env = _env(work, src)
     keys = work / "keys"
     subprocess.run([sys.executable, "-m", "jurat", "keygen", "--out", str(keys)], env=env,
                    check=True, capture_output=True)
@@ -180,8 +188,8 @@ def run_jurat(work: Path, url: str, *, artifacts: int, samples: int, ledger: str
     return result
 
 
-def measure_run(args: argparse.Namespace, root: Path,
-                workers: int | None = None) -> dict[str, Any]:
+def measure_run(args: argparse.Namespace, root: Path, workers: int | None = None,
+                src: Path = ROOT / "src") -> dict[str, Any]:
     """One measured run in a new directory under ``root``, which the caller deletes only
     after its last run (see ``main``)."""
     calls = args.artifacts * args.samples
@@ -191,7 +199,7 @@ def measure_run(args: argparse.Namespace, root: Path,
         server_cpu = orchestration._proc_cpu(server.pid)
         result = run_jurat(work, server.url, artifacts=args.artifacts,
                            samples=args.samples, ledger=args.ledger, profile=args.profile,
-                           workers=workers)
+                           workers=workers, src=src)
         result["server_cpu"] = orchestration._proc_cpu(server.pid) - server_cpu
         served = server.requests - before
     if served != calls or result["receipts"] != args.artifacts:
@@ -201,14 +209,14 @@ def measure_run(args: argparse.Namespace, root: Path,
     return result
 
 
-def startup() -> float:
+def startup(src: Path = ROOT / "src") -> float:
     """Wall time of importing what `jurat run` imports, in a fresh interpreter: the
     start-up floor of any run."""
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import jurat.cli._run"], check=True,
-                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(src)})
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -243,14 +251,14 @@ STEPS = (
 def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]:
     """Where a run's CPU goes: the same campaign run in this process, each step of
     ``STEPS`` timed in CPU seconds of the thread running it, then the checkpoint and the
-    proofs; what no step covers is the judge calls themselves (SDK, transport, engine,
-    prompts, telemetry) and asyncio. Returns (step, CPU ms per artifact)."""
+    proofs; what no step covers is the judge calls themselves (HTTP, engine, prompts,
+    telemetry) and asyncio. Returns (step, CPU ms per artifact)."""
     import importlib
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    from jurat.campaign import load_campaign
     from jurat.ledger import LogSigner, open_ledger
-    from jurat.models import load_campaign
     from jurat.receipts import keygen, load_private_key
     from jurat.runner import Progress, RunOptions, run_campaign_async
 
@@ -304,19 +312,48 @@ def breakdown(url: str, artifacts: int, samples: int) -> list[tuple[str, float]]
         for owner, name, original in undo:
             setattr(owner, name, original)
     timed = sum(v for k, v in spent.items() if not k.startswith(("sign one", "prove every")))
-    spent["the rest: judge calls (SDK, transport, engine, prompts, telemetry), the jobs' own "
+    spent["the rest: judge calls (HTTP, engine, prompts, telemetry), the jobs' own "
           "code, asyncio"] = run_cpu - timed
     return [(label, 1000 * value / artifacts) for label, value in spent.items()]
 
 
-async def baselines(calls: int, latency_ms: float) -> dict[str, dict[str, Any]]:
-    """bench/orchestration.py's variants, measured now (each starts its own server)."""
-    out = {}
+#: The ceiling every ratio is against, and bench/orchestration.py's variants measured here;
+#: those that run jurat's code are measured for ``--old-src`` too.
+CEILING = "asyncio streams bare"
+BASELINES = (CEILING, "aiohttp bare", "httpx2 bare")
+JURAT_VARIANTS = ("jurat judge calls", "jurat run_samples")
+
+
+def variant(name: str, calls: int, latency_ms: float) -> dict[str, Any]:
+    """One of bench/orchestration.py's variants in this interpreter (``--variant``)."""
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("httpx2 bare", "httpx2 + jurat transport", "jurat run_samples"):
-            out[name] = await orchestration._measure(name, latency_ms, calls, Path(tmp))
-            print(f"  {name}: {out[name]['rate']:,.0f} calls/s", flush=True)
+        return asyncio.run(orchestration._measure(name, latency_ms, calls, Path(tmp)))
+
+
+def baselines(calls: int, latency_ms: float, old: Path | None) -> dict[str, dict[str, Any]]:
+    """The variants, each in a fresh interpreter (each starts its own server): with
+    ``old``, jurat's own ones once more with that jurat first on ``sys.path``."""
+    runs: list[tuple[str, Path | None]] = [(name, None) for name in BASELINES]
+    for name in JURAT_VARIANTS:
+        runs += [(name, None)] + ([(name, old)] if old is not None else [])
+    out = {}
+    for name, src in runs:
+        cmd = [sys.executable, __file__, "--variant", name, "--calls", str(calls),
+               "--latency-ms", str(latency_ms)] + (["--src", str(src)] if src else [])
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        label = f"{name}, {_label(src)}" if name in JURAT_VARIANTS else name
+        out[label] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"  {label}: {out[label]['rate']:,.0f} calls/s", flush=True)
     return out
+
+
+def _label(src: Path | None) -> str:
+    """How a table names the jurat in ``src`` (None: this tree)."""
+    if src is None:
+        return "aiohttp (this tree)"
+    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or str(src)
+    return f"old transport ({commit})"
 
 
 def main() -> int:
@@ -334,14 +371,27 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--repeat", type=int, default=3,
                         help="whole runs to measure; the table shows the median (default 3)")
+    parser.add_argument("--old-src", type=Path,
+                        help="another jurat's src (a worktree) to measure in the same run")
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # one baseline, in this process
+    parser.add_argument("--calls", type=int, default=10_000, help=argparse.SUPPRESS)
+    parser.add_argument("--src", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.variant:
+        if args.src is not None:
+            sys.path.insert(0, str(args.src.resolve()))
+        print(json.dumps(variant(args.variant, args.calls, args.latency_ms)))
+        return 0
+    if args.old_src is not None:
+        args.old_src = args.old_src.resolve()
     print(f"jurat run: {args.artifacts} artifacts x {args.samples} samples = "
           f"{args.artifacts * args.samples} calls, {args.latency_ms:g} ms, {CONCURRENCY} "
           f"connections, {args.ledger} ledger", flush=True)
     # jurat's modules from cached bytecode, as in any installed copy (an environment with
     # PYTHONDONTWRITEBYTECODE set, as this machine's sessions have, would otherwise
     # compile every module at every start-up: a tenth of a second here).
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
+    for src in [ROOT / "src"] + ([args.old_src] if args.old_src else []):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
     # Every run's files are kept until the last run has been measured: this machine's ext4
     # has no journal, and without one ext4 skips every inode freed in the last minute or
     # more when it creates a file (``recently_deleted``), so the 4,000 files a run leaves,
@@ -359,28 +409,37 @@ def _measure_all(args: argparse.Namespace, root: Path) -> int:
     calls = args.artifacts * args.samples
     profile, args.profile = args.profile, None
     load = os.getloadavg()
-    # The machine is shared and one run varies by a few percent: the median of several.
-    runs = []
+    # The machine is shared and one run varies by a few percent: the median of several,
+    # this tree's and --old-src's interleaved, so that both see the same drift.
+    trees: list[tuple[str, Path]] = [(_label(None), ROOT / "src")]
+    if args.old_src is not None:
+        trees.append((_label(args.old_src), args.old_src))
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in trees}
     for _ in range(max(1, args.repeat)):
-        runs.append(measure_run(args, root))
-        last = runs[-1]
-        print(f"  {last['wall']:.2f} s, {calls / last['wall']:,.0f} calls/s, "
-              f"{1000 * last['cpu'] / calls:.3f} ms CPU/call, peak RSS "
-              f"{last['rss_mib']:.0f} MiB, {last['processes']} processes", flush=True)
-    runs.sort(key=lambda r: r["wall"])
-    run = runs[len(runs) // 2]
-    walls = ", ".join(f"{r['wall']:.2f}" for r in runs)
+        for label, src in trees:
+            runs[label].append(measure_run(args, root, src=src))
+            last = runs[label][-1]
+            print(f"  {label}: {last['wall']:.2f} s, {calls / last['wall']:,.0f} calls/s, "
+                  f"{1000 * last['cpu'] / calls:.3f} ms CPU/call, peak RSS "
+                  f"{last['rss_mib']:.0f} MiB, {last['processes']} processes", flush=True)
+    medians = {}
+    for label, measured in runs.items():
+        measured.sort(key=lambda r: r["wall"])
+        medians[label] = measured[len(measured) // 2]
+    run = medians[trees[0][0]]
+    walls = "; ".join(f"{label}: " + ", ".join(f"{r['wall']:.2f}" for r in measured)
+                      for label, measured in runs.items())
     single = None
     if run["processes"] > 1 and not args.no_single:
         single = measure_run(args, root, workers=1)
         print(f"  --workers 1: {calls / single['wall']:,.0f} calls/s", flush=True)
     rows: dict[str, dict[str, Any]] = {}
     if not args.no_baseline:
-        rows = asyncio.run(baselines(calls, args.latency_ms))
-    start = startup()
-    base = rows.get("httpx2 bare")
+        rows = baselines(calls, args.latency_ms, args.old_src)
+    starts = {label: startup(src) for label, src in trees}
+    base = rows.get(CEILING)
     header = (f"| variant | wall s | calls/s | % of {limit:,.0f} limit | client CPU ms/call | "
-              "server CPU ms/call | calls/s vs bare client |")
+              "server CPU ms/call | calls/s vs ceiling |")
     lines = [header, "|---|---:|---:|---:|---:|---:|---:|"]
 
     def row(name: str, wall: float, rate: float, cpu_ms: float, server_ms: float) -> None:
@@ -388,31 +447,37 @@ def _measure_all(args: argparse.Namespace, root: Path) -> int:
         lines.append(f"| {name} | {wall:.2f} | {rate:,.0f} | {100 * rate / limit:.0f}% | "
                      f"{cpu_ms:.3f} | {server_ms:.3f} | {ratio} |")
 
-    processes = f", {run['processes']} worker processes" if run["processes"] > 1 else ""
-    median = f", median of {len(runs)}" if len(runs) > 1 else ""
-    row(f"whole `jurat run` ({args.ledger}{processes}{median})", run["wall"], calls / run["wall"],
-        1000 * run["cpu"] / calls, 1000 * run["server_cpu"] / calls)
+    for name, r in rows.items():
+        row(name + (" (the ceiling)" if name == CEILING else ""), r["calls"] / r["rate"],
+            r["rate"], r["cpu_ms"], r["server_cpu_ms"])
+    median = f", median of {len(runs[trees[0][0]])}" if args.repeat > 1 else ""
+    for label, measured in medians.items():
+        processes = (f", {measured['processes']} worker processes"
+                     if measured["processes"] > 1 else "")
+        row(f"whole `jurat run`, {label} ({args.ledger}{processes}{median})", measured["wall"],
+            calls / measured["wall"], 1000 * measured["cpu"] / calls,
+            1000 * measured["server_cpu"] / calls)
     if single is not None:
-        row(f"whole `jurat run --workers 1` ({args.ledger})", single["wall"],
+        row(f"whole `jurat run --workers 1`, {trees[0][0]} ({args.ledger})", single["wall"],
             calls / single["wall"], 1000 * single["cpu"] / calls,
             1000 * single["server_cpu"] / calls)
-    for name, r in rows.items():
-        row(name + (" (baseline)" if name == "httpx2 bare" else ""), r["calls"] / r["rate"],
-            r["rate"], r["cpu_ms"], r["server_cpu_ms"])
     machine = f"{platform.python_implementation()} {platform.python_version()}, " \
               f"{os.cpu_count()} cores"
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    imports = "; ".join(f"{label} {seconds:.2f} s" for label, seconds in starts.items())
     text = (
         f"Measured {stamp} on {machine}: {args.artifacts} artifacts x {args.samples} samples "
         f"= {calls:,} judge calls at {args.latency_ms:g} ms, {CONCURRENCY} connections. "
-        f"A `jurat run` row is the command from start to exit (its worker processes' CPU "
-        f"included; the whole runs took {walls} s): {run['receipts']} receipts and "
-        f"{run['proofs']} inclusion proofs written, peak RSS {run['rss_mib']:.0f} MiB (the "
-        f"largest process); "
-        f"a fresh interpreter importing what `jurat run` imports takes "
-        f"{start:.2f} s. The other rows are bench/orchestration.py's variants, in-process, "
-        f"measured in this run. Load average before: {load[0]:.2f} {load[1]:.2f} "
-        f"{load[2]:.2f} (the machine is shared).\n\n" + "\n".join(lines) + "\n")
+        f"The first rows are bench/orchestration.py's variants, each in a fresh interpreter, "
+        f"measured in this run (the ceiling: asyncio's bare streams writing the same request "
+        f"bytes). A `jurat run` row is the command from start to exit (its worker processes' "
+        f"CPU included; the whole runs took {walls} s, interleaved): {run['receipts']} "
+        f"receipts and {run['proofs']} inclusion proofs written, peak RSS "
+        f"{run['rss_mib']:.0f} MiB (the largest process); a fresh interpreter importing what "
+        f"`jurat run` imports takes {imports}. Load average before: {load[0]:.2f} "
+        f"{load[1]:.2f} {load[2]:.2f} (the machine is shared: its speed varies by the hour, "
+        f"so compare the ratios of one run, not absolute rates across runs).\n\n"
+        + "\n".join(lines) + "\n")
     if not args.no_breakdown:
         print("timing each step of the same run, in-process …", flush=True)
         with FakeOpenAI(echo_judge, latency_ms=args.latency_ms, process=True) as server:

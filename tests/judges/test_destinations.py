@@ -1,7 +1,8 @@
-"""One destination rule: normalisation, the allow check, and SDKs that never read base-URL env.
+"""One destination rule: normalisation, the allow check, and judges that never read base-URL env.
 
-The env tests answer through an in-process mock transport standing in for the provider's
-real endpoint, so that nothing leaves the machine while the request's URL is observed.
+The env tests answer through an in-process stand-in for the provider's real endpoint (in
+place of ``judges._http.exchange``), so that nothing leaves the machine while the request's
+URL is observed.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx2
 import pytest
 
 from jurat.errors import DestinationError
@@ -197,7 +197,7 @@ def test_a_bad_allowed_entry_is_refused() -> None:
         Destinations(["http://host/v1?key=x"])
 
 
-# -- the SDKs never read base-URL environment variables -------------------------------------
+# -- judges never read base-URL environment variables ---------------------------------------
 
 
 @pytest.fixture(autouse=True)
@@ -212,25 +212,22 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     A request for any other host goes out for real (to the loopback server, if anywhere).
     """
+    from jurat.judges import _http
+
     seen: list[str] = []
+    real = _http.exchange
 
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        seen.append(str(request.url))
-        if request.url.host not in ("api.anthropic.com", "api.openai.com"):
-            real = httpx2.post(str(request.url), content=request.read(), timeout=5,
-                               headers={"content-type": "application/json"})
-            return httpx2.Response(real.status_code, content=real.content,
-                                   headers={"content-type": "application/json"})
-        fake = FakeRequest(0, request.method, request.url.path, dict(request.headers),
-                           request.read())
-        reply = echo_judge(fake)
+    async def exchange(session: Any, endpoint: _http.Endpoint,
+                       body: bytes) -> tuple[int, str | None, bytes]:
+        url = endpoint.url
+        seen.append(str(url))
+        if url.host not in ("api.anthropic.com", "api.openai.com"):
+            return await real(session, endpoint, body)
+        reply = echo_judge(FakeRequest(0, "POST", url.path, endpoint.headers, body))
         assert not isinstance(reply, dict)
-        return httpx2.Response(reply.status, content=reply.body, headers=list(reply.headers))
+        return reply.status, None, reply.body
 
-    def client(config: JudgeConfig, base_url: str | None) -> tuple[httpx2.AsyncClient, None]:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(answer)), None
-
-    monkeypatch.setattr("jurat.judges._http.http_client", client)
+    monkeypatch.setattr(_http, "exchange", exchange)
     return seen
 
 

@@ -1,4 +1,4 @@
-"""The anthropic adapter through the official SDK against the loopback server's /v1/messages."""
+"""The anthropic adapter (the documented Messages API request) against the loopback server."""
 
 from __future__ import annotations
 
@@ -83,10 +83,10 @@ async def test_forced_tool_call_is_validated(fake: FakeOpenAI) -> None:
     assert vote.usage == {"input_tokens": 120, "output_tokens": 40}
     sent = fake.received[0]
     assert sent.path == "/v1/messages"
-    # the SDK chooses the header (x-api-key or a bearer token); jurat only supplies the key
-    assert "sk-ant-test" in sent.headers.get("x-api-key", "") + sent.headers.get(
-        "authorization", ""
-    )
+    # the Messages API's documented headers: the key in x-api-key, never as a bearer token
+    assert (sent.headers["x-api-key"], sent.headers["anthropic-version"]) == (
+        "sk-ant-test", "2023-06-01")
+    assert "authorization" not in sent.headers
     body = sent.json()
     assert body["tool_choice"] == {"type": "tool", "name": "arcv_judge_decision_v1"}
     assert body["tools"][0]["input_schema"]["required"][0] == "artifact_sha256"

@@ -24,6 +24,7 @@ from jurat.judges import (
     presentation_order,
     run_samples,
 )
+from jurat.judges._http import USER_AGENT
 from jurat.models import EvidenceBundle, EvidenceItem, JudgeConfig, Vote
 from tests.support.builders import artifact, criteria_suite, gates, judge, pair, policy, vote
 from tests.support.clock import FakeClock
@@ -128,8 +129,8 @@ async def test_votes_come_back_in_dispatch_order_with_pins(
 async def test_an_endpoint_cannot_plant_state_in_later_calls(
     fake: FakeOpenAI, engine: Engine
 ) -> None:
-    """A plain-http judge is called through jurat's transport alone: a cookie the endpoint
-    sets is never sent back, while the SDK's headers (auth, user agent) still are."""
+    """A cookie the endpoint sets is never sent back (the session keeps none), while the
+    request's own headers (auth, user agent) are sent every time."""
     pol = policy("rubric", judges=remote(fake, samples=3, max_concurrency=1))
     fake.push(lambda request: completion(
         json.dumps(arcv_decision(request.digest)),
@@ -140,7 +141,7 @@ async def test_an_endpoint_cannot_plant_state_in_later_calls(
     assert all("cookie" not in headers for headers in sent)
     assert all(headers["authorization"] == "Bearer no-key" for headers in sent)
     assert all(headers["content-type"] == "application/json" for headers in sent)
-    assert all(headers["user-agent"].startswith("AsyncOpenAI/Python") for headers in sent)
+    assert all(headers["user-agent"] == USER_AGENT for headers in sent)
 
 
 async def test_an_answer_compressed_unasked_is_an_error_vote(

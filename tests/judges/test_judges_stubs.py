@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-from jurat.errors import DependencyError
 from jurat.fold import decide
 from jurat.judges import Engine, make_judge, run_samples
 from jurat.judges._stubs import last_number
@@ -135,7 +134,10 @@ def test_last_number() -> None:
     assert last_number(None) is None
 
 
-def test_missing_anthropic_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_http_judges_need_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jurat builds the providers' requests itself: neither SDK is imported, or needed."""
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    with pytest.raises(DependencyError, match=r"pip install 'jurat\[anthropic\]'"):
-        make_judge(judge(provider="anthropic", model="claude-x"))
+    monkeypatch.setitem(sys.modules, "openai", None)
+    for provider in ("anthropic", "openai-compat"):
+        adapter = make_judge(judge(provider=provider, model="m", base_url="http://127.0.0.1:9"))
+        assert adapter.supports("rubric") and not adapter.reproducible

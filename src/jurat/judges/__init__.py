@@ -4,8 +4,8 @@ The runner calls ``run_samples`` once per artifact job; it plans every (judge, c
 sample) from the policy before dispatch, never resamples a recorded sample, retries only
 transport failures (as attempts of the same sample), validates every answer strictly and
 returns every vote, errors included. ``make_judge`` builds one adapter: ``openai-compat``
-and ``anthropic`` (the official SDKs, imported lazily), ``sim`` (a seeded noisy panel),
-``stub:<name>`` and ``replay``.
+and ``anthropic`` (the providers' documented HTTP APIs over aiohttp, judges/_http.py),
+``sim`` (a seeded noisy panel), ``stub:<name>`` and ``replay``.
 """
 
 from jurat.judges._bias import (

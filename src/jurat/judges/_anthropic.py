@@ -1,13 +1,16 @@
-"""``anthropic``: the official ``anthropic`` SDK; structured output through a forced tool call.
+"""``anthropic``: Anthropic's Messages API; structured output through a forced tool call.
 
-The tool's ``input_schema`` is the provider-facing schema; the tool call's input is read
-from the raw response body with the same strict parser as every answer (duplicate keys in
-it are refused before any model of the SDK could keep the last one), then validated.
+The request is the documented one: ``POST {base_url}/v1/messages`` with the key in
+``x-api-key``, ``anthropic-version: 2023-06-01`` and a JSON body, built and sent by jurat
+(judges/_http.py); no SDK is on the path. The tool's ``input_schema`` is the
+provider-facing schema; the tool call's input is read from the raw response body with the
+same strict parser as every answer (duplicate keys in it are refused before anything could
+keep the last one), then validated.
 
-The SDK is always given the base URL jurat resolved and checked (judges/_destinations.py:
-the configured ``base_url``, else ``https://api.anthropic.com``), never None: given None,
-the SDK would read ``ANTHROPIC_BASE_URL`` (or a profile's URL) and send the artifact and
-the key wherever that points, after the campaign allowed only "anthropic".
+The base URL is always the one jurat resolved and checked (judges/_destinations.py: the
+configured ``base_url``, else ``https://api.anthropic.com``); no environment variable
+(``ANTHROPIC_BASE_URL``, ``ANTHROPIC_AUTH_TOKEN``, a profile's URL) is read, so the
+artifact and the key go nowhere but where the campaign allowed.
 """
 
 from __future__ import annotations
@@ -15,26 +18,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jurat.errors import DependencyError
 from jurat.judges._destinations import endpoint
-from jurat.judges._http import SDKJudge, load_envelope, usage_of
+from jurat.judges._http import HTTPJudge, load_envelope, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse
 from jurat.models import JudgeConfig
 
-__all__ = ["AnthropicJudge", "parse_message"]
+__all__ = ["API_VERSION", "AnthropicJudge", "parse_message"]
 
 _DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+#: The Messages API version jurat's requests and envelope parser are written for.
+API_VERSION = "2023-06-01"
 _FINISH = {"end_turn": "stop", "tool_use": "stop", "stop_sequence": "stop", "max_tokens": "length"}
-
-
-def _import_anthropic() -> Any:
-    try:
-        import anthropic
-    except ImportError as exc:
-        raise DependencyError(
-            "the anthropic judge needs the anthropic SDK: pip install 'jurat[anthropic]'"
-        ) from exc
-    return anthropic
 
 
 def parse_message(body: bytes, tool: str | None) -> RawResponse:
@@ -67,21 +61,20 @@ def parse_message(body: bytes, tool: str | None) -> RawResponse:
     return RawResponse(text=json.dumps(calls[0]["input"]), **meta)
 
 
-class AnthropicJudge(SDKJudge):
+class AnthropicJudge(HTTPJudge):
     """A judge behind Anthropic's Messages API."""
 
     _path = "/v1/messages"
 
     def __init__(self, config: JudgeConfig) -> None:
-        _import_anthropic()  # a missing optional SDK is a configuration error, found early
         super().__init__(config, endpoint(config))
-
-    def _new_client(self, **options: Any) -> Any:
-        return _import_anthropic().AsyncAnthropic(**options)
 
     def _api_key(self) -> str:
         env = self._config.api_key_env or _DEFAULT_KEY_ENV
         return self._key_from(env, "Anthropic API key")
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"x-api-key": self._api_key(), "anthropic-version": API_VERSION}
 
     def _body(self, call: JudgeCall) -> bytes:
         prompt = call.prompt
@@ -105,6 +98,5 @@ class AnthropicJudge(SDKJudge):
         return json.dumps(body).encode("utf-8")
 
     async def complete(self, call: JudgeCall) -> RawResponse:
-        client = self._client_for_loop()
         tool = call.prompt.schema_name if call.prompt.json_schema is not None else None
-        return parse_message(await self._post(client, self._body(call)), tool)
+        return parse_message(await self._post(self._body(call)), tool)

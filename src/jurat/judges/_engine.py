@@ -39,6 +39,7 @@ from jurat.judges._curtail import curtailed_groups, draw_curtailed
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
 from jurat.judges._general import general_ids
+from jurat.judges._http import HTTPJudge, JudgeSession
 from jurat.judges._plan import PlannedSample, index_existing, judge_bundle, plan_samples
 from jurat.judges._protocol import (
     RETRYABLE_KINDS,
@@ -125,9 +126,10 @@ def limit_share(limit: int, shard: int, shards: int) -> int:
 class Engine:
     """Dispatch state shared by every job of one run: adapters, limits, concurrency.
 
-    Use it as ``async with Engine() as engine:``; leaving the block closes every adapter's
-    connections (unclosed SDK clients collected later can swallow responses in the same
-    process). Its semaphores and adapters belong to the event loop that first uses them.
+    Use it as ``async with Engine() as engine:``; leaving the block closes every adapter and
+    the one HTTP session (``JudgeSession``: aiohttp, opened on the first call) its HTTP
+    judges share. Its semaphores, adapters and session belong to the event loop that first
+    uses them.
 
     Endpoint limits are keyed by (destination, max_concurrency, rpm, tpm), so judges that
     declare the same endpoint and limits share one allowance.
@@ -165,6 +167,7 @@ class Engine:
         self._sleep = sleep
         self._global = asyncio.Semaphore(max_concurrency)
         self._judges: dict[JudgeConfig, Judge] = {}
+        self._http = JudgeSession()
         self._limiters: dict[tuple[str, int, int | None, int | None], EndpointLimiter] = {}
         self._rng = random.Random()
 
@@ -173,6 +176,8 @@ class Engine:
         judge = self._judges.get(config)
         if judge is None:
             judge = self._judges[config] = self._factory(config)
+            if isinstance(judge, HTTPJudge):
+                judge.share(self._http)
         return judge
 
     def limiter(self, config: JudgeConfig) -> EndpointLimiter:
@@ -191,10 +196,11 @@ class Engine:
         return limiter
 
     async def aclose(self) -> None:
-        """Close every adapter's connections."""
+        """Close every adapter, then the HTTP session and its connections."""
         judges, self._judges = self._judges, {}
         for judge in judges.values():
             await judge.aclose()
+        await self._http.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -217,7 +223,7 @@ class Engine:
     def preflight(self, policy: Policy, artifacts: Sequence[Artifact] = ()) -> None:
         """Everything that can refuse a run's calls, checked before the first one is sent.
 
-        Destinations allowed (seed 000), every adapter built (a missing SDK), its own checks
+        Destinations allowed (seed 000), every adapter built (known providers), its own checks
         (an API key set, a replay file readable) and the kinds the plan asks of it
         supported; the ``[subject]``'s adapter and checks too. A run calls this for all its
         artifacts before it writes or sends anything (runner/_run.py, ``preflight``), so a

@@ -1,4 +1,4 @@
-"""``make_judge``: a pinned configuration → its adapter. SDKs are imported only here, lazily."""
+"""``make_judge``: a pinned configuration → its adapter; HTTP judges are imported lazily."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ __all__ = ["make_judge"]
 def make_judge(config: JudgeConfig) -> Judge:
     """The adapter for ``config.provider``.
 
-    Raises DependencyError when the provider's SDK is not installed (``anthropic`` is an
-    extra: ``pip install 'jurat[anthropic]'``). API keys are read later, at call time, from
-    ``config.api_key_env``; ``Judge.preflight`` reports a missing one before any request.
+    API keys are read later, at the first call, from ``config.api_key_env``;
+    ``Judge.preflight`` reports a missing one before any request.
     """
     provider = config.provider
     if provider == "sim":
@@ -27,9 +26,8 @@ def make_judge(config: JudgeConfig) -> Judge:
     if provider == "replay":
         return ReplayJudge(config)
     if provider == "openai-compat":
-        from jurat.judges._openai import OpenAICompatJudge, _import_openai
+        from jurat.judges._openai import OpenAICompatJudge
 
-        _import_openai()
         return OpenAICompatJudge(config)
     if provider == "anthropic":
         from jurat.judges._anthropic import AnthropicJudge

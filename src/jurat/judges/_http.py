@@ -1,58 +1,260 @@
-"""What the two SDK adapters share.
+"""Judge calls over HTTP: one aiohttp session per engine, the providers' documented requests,
+answers read within fixed limits.
 
-The judge shell around an SDK client (API key, one client per event loop, the raw POST,
-closing), the httpx2 client under it, the strict reading of a provider's envelope and the
-mapping of failures to kinds.
+Threat model. A judge's endpoint is one the campaign allowed (judges/_destinations.py), not
+one jurat trusts: every byte it sends back is untrusted input to jurat's process, and so is
+everything the network between them can do to a plain-``http://`` exchange. Bounded here:
+
+- **Where a request goes.** Only to the URL jurat resolved and allowed (``endpoint``), for
+  ``http://`` and ``https://`` alike. A 3xx is an answer, never followed
+  (``allow_redirects=False``); proxies, ``.netrc`` and the TLS trust store's variables in the
+  environment are never read (``trust_env=False``, ``tls_context``); no cookie is kept
+  (``DummyCookieJar``), so an endpoint cannot plant state that later calls send back; no
+  header comes from an SDK or the environment (the request is the provider's documented one,
+  built here). A request is never re-sent behind jurat's back: aiohttp re-sends a request
+  whose keep-alive connection dropped only for idempotent methods, never a POST, so a
+  dropped call fails here and the engine retries it as a recorded attempt.
+- **The response head.** aiohttp's parser takes at most ``MAX_LINE`` bytes for the status
+  line and each header line and ``MAX_HEADERS`` headers; anything longer or more is a
+  failed exchange.
+- **The body: at most ``MAX_RESPONSE_BYTES``, counted while it is read.** A Content-Length
+  above the limit is refused before a byte of the body is read; a chunked or
+  read-until-close body is read in pieces and refused as soon as it passes the limit,
+  whatever size its chunks announce. Chunk-size lines are parsed as a stream (llhttp keeps
+  none of them), and one whose size does not fit 64 bits is refused as oversized too. An
+  encoded body is refused unread: the answer is asked for uncompressed
+  (``Accept-Encoding: identity``) and never decoded (``auto_decompress=False``), since a
+  kilobyte of gzip can expand to any size.
+- **Time.** Every exchange has a connect and a total timeout (the judge's ``timeout_s``),
+  and the total covers reading the body; a server that streams bytes that never end (an
+  endless run of zeros in a chunk-size line, a body that trickles) ends there.
+- **What the bytes become.** The body goes to ``load_envelope`` (strict JSON: duplicate
+  keys, NaN and oversized documents refused) and then to the provider's envelope parser;
+  an aiohttp failure becomes one of jurat's transport error kinds at this boundary
+  (``exchange``), never an exception the engine does not know.
+
+Out of scope: name resolution (an allowed host name means whatever DNS says) and what an
+allowed endpoint does with the content it is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
-from typing import TYPE_CHECKING, Any
+import ssl
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from jurat._version import __version__
 from jurat.errors import ConfigError, JudgeOutputError
 from jurat.judges._protocol import MAX_RESPONSE_BYTES, CallKind, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
 
 if TYPE_CHECKING:
-    import httpx2
-
-    from jurat.judges._transport import PlainHTTPTransport, Post
+    import aiohttp
+    import yarl
 
 __all__ = [
-    "SDKJudge",
-    "http_client",
+    "MAX_HEADERS",
+    "MAX_LINE",
+    "USER_AGENT",
+    "Endpoint",
+    "HTTPJudge",
+    "JudgeSession",
+    "exchange",
     "load_envelope",
     "status_error",
     "usage_of",
 ]
 
-# Uncompressed answers only: the body-size limit then bounds what is read, where a small
-# compressed body could expand to any size (httpx2 asks for gzip and decodes unbounded).
-_JSON_HEADERS = {"content-type": "application/json", "accept-encoding": "identity"}
+#: The longest status or header line, and the most headers, a response head may have.
+MAX_LINE = 8190
+MAX_HEADERS = 128
+
+#: What jurat calls itself on the wire.
+USER_AGENT = f"jurat/{__version__}"
+
+#: The headers every judge request carries, before the provider's own.
+BASE_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json",
+    # Uncompressed answers only: the body limit then bounds what is read.
+    "Accept-Encoding": "identity",
+    "User-Agent": USER_AGENT,
+}
 
 
-class SDKJudge:
-    """A judge configured through an official SDK's async client: the SDK resolves the URL
-    and the headers (auth, API version, user agent), jurat serialises the body and posts it
-    with the httpx2 client it gave the SDK, and parses the raw response itself.
+class Endpoint(NamedTuple):
+    """Everything of a judge's requests but the body, built once per judge."""
 
-    Subclasses name the endpoint's ``_path`` and supply ``_new_client`` and ``_api_key``.
+    url: yarl.URL
+    headers: dict[str, str]
+    timeout: aiohttp.ClientTimeout
+    tls: ssl.SSLContext | bool
+    """The certificates an ``https://`` endpoint is checked against (True: plain http)."""
+
+
+class JudgeSession:
+    """The one ``aiohttp.ClientSession`` an engine's judges share.
+
+    Opened on first use, in the running event loop (an engine may be built before its
+    loop runs), entered with ``async with`` on an exit stack this object owns, and closed
+    by ``aclose`` (``Engine.aclose``, which ``async with Engine()`` calls). A judge used
+    without an engine owns one of its own. Connections are not limited here: the engine
+    bounds the calls in flight, overall and per endpoint, and each call holds one
+    connection. ``tls`` replaces the default trust store (``tls_context``; tests).
+    """
+
+    def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
+        self._tls = tls
+        self._session: aiohttp.ClientSession | None = None
+        self._stack: AsyncExitStack | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def get(self) -> aiohttp.ClientSession:
+        """The session of the running loop, opened if need be."""
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is not None and self._loop is loop:
+            return session
+        if session is not None:
+            # Opened in another, earlier loop, whose connections cannot be used (or closed
+            # cleanly) from this one: let the session go without touching them.
+            session.detach()
+            self._session = self._stack = None
+        import aiohttp
+
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            trust_env=False,
+            auto_decompress=False,
+            max_line_size=MAX_LINE,
+            max_field_size=MAX_LINE,
+            max_headers=MAX_HEADERS,
+        )
+        # Set before the first await: the calls that start together share this one.
+        self._session, self._stack, self._loop = session, AsyncExitStack(), loop
+        await self._stack.enter_async_context(session)
+        return session
+
+    def tls(self) -> ssl.SSLContext:
+        """What ``https://`` endpoints' certificates are checked against."""
+        return self._tls or tls_context()
+
+    async def aclose(self) -> None:
+        """Close the session and its connections; the next ``get`` opens a new one."""
+        stack, self._stack, self._session = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """Verify certificates and host names against the interpreter's compiled-in trust
+    store, without reading ``SSL_CERT_FILE``/``SSL_CERT_DIR`` (as httpx's client with
+    ``trust_env=False`` did before); certifi's bundle where the system has none. Built
+    once per process, at the first ``https://`` judge (it reads the store from disk)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    paths = ssl.get_default_verify_paths()
+    cafile = paths.openssl_cafile if os.path.isfile(paths.openssl_cafile) else None
+    capath = paths.openssl_capath if os.path.isdir(paths.openssl_capath) else None
+    if cafile is None and capath is None:
+        try:
+            import certifi
+        except ImportError:  # pragma: no cover - certifi comes with the SDKs
+            return context
+        cafile = certifi.where()
+    context.load_verify_locations(cafile, capath)
+    return context
+
+
+async def exchange(session: aiohttp.ClientSession, endpoint: Endpoint, body: bytes,
+                   ) -> tuple[int, str | None, bytes]:
+    """POST ``body`` to ``endpoint``: the status, the ``Retry-After`` header and the body.
+
+    Raises TransportFailure (``timeout`` or ``connection``: no answer was produced) or
+    JudgeOutputError (``oversized``: an answer too large to read); see the module
+    docstring for what is bounded.
+    """
+    import aiohttp
+
+    try:
+        async with session.post(endpoint.url, data=body, headers=endpoint.headers,
+                                timeout=endpoint.timeout, ssl=endpoint.tls,
+                                allow_redirects=False) as response:
+            encoding = response.headers.get("Content-Encoding")
+            if encoding is not None and encoding.strip().lower() != "identity":
+                raise TransportFailure(
+                    f"the answer is encoded {encoding!r}, which was not asked for "
+                    "(Accept-Encoding: identity)", kind="connection")
+            length = response.content_length
+            if length is not None and length > MAX_RESPONSE_BYTES:
+                raise _oversized(f"announced as {length} bytes")
+            if length is not None:
+                raw = await response.read()  # the parser stops at Content-Length
+            else:
+                raw = await _read_capped(response.content)
+            return response.status, response.headers.get("Retry-After"), raw
+    except (TransportFailure, JudgeOutputError):
+        raise
+    except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
+        raise TransportFailure("the request timed out", kind="timeout") from exc
+    except (aiohttp.ClientError, OSError) as exc:
+        if _size_overflow(exc):
+            raise _oversized("a chunk announced larger than 64 bits can count") from exc
+        raise TransportFailure(f"connection failed: {exc}"[:300], kind="connection") from exc
+
+
+async def _read_capped(content: aiohttp.StreamReader) -> bytes:
+    """A body of no announced length (chunked, or until the connection closes), read as it
+    arrives and refused once it passes ``MAX_RESPONSE_BYTES``."""
+    raw = bytearray()
+    while chunk := await content.readany():
+        raw += chunk
+        if len(raw) > MAX_RESPONSE_BYTES:
+            raise _oversized("and still streaming")
+    return bytes(raw)
+
+
+def _oversized(detail: str) -> JudgeOutputError:
+    return JudgeOutputError(f"response body exceeds {MAX_RESPONSE_BYTES} bytes ({detail})",
+                            kind="oversized")
+
+
+def _size_overflow(exc: BaseException) -> bool:
+    """Whether aiohttp's parser (llhttp) refused a chunk size too large for 64 bits: a
+    body larger than any limit. It says so only in its message, in the exception or the
+    one it wraps (tests/judges/test_judges_transport.py holds this to the pinned aiohttp)."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if "Chunk size overflow" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class HTTPJudge:
+    """A judge behind an HTTP endpoint: jurat builds the provider's documented request,
+    POSTs it through the engine's ``JudgeSession`` and parses the raw answer itself.
+
+    Subclasses name the endpoint's ``_path`` and supply ``_auth_headers`` (from
+    ``_api_key``).
     """
 
     reproducible = False
     _path: str
 
-    def __init__(self, config: JudgeConfig, base_url: str | None) -> None:
+    def __init__(self, config: JudgeConfig, base_url: str) -> None:
         self._config = config
         self._base_url = base_url
-        self._client: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._send: Post
-        """POSTs a body to the endpoint with the headers and timeouts resolved once, per
-        client (``_sender``)."""
+        self._http = JudgeSession()
+        self._owns_http = True
+        self._endpoint: Endpoint | None = None
 
     @property
     def config(self) -> JudgeConfig:
@@ -64,10 +266,14 @@ class SDKJudge:
     def preflight(self) -> None:
         self._api_key()
 
-    def _new_client(self, **options: Any) -> Any:
-        raise NotImplementedError
+    def share(self, http: JudgeSession) -> None:
+        """Call through ``http`` (the engine's session) instead of a session of its own."""
+        self._http, self._owns_http = http, False
 
     def _api_key(self) -> str:
+        raise NotImplementedError
+
+    def _auth_headers(self) -> dict[str, str]:
         raise NotImplementedError
 
     def _key_from(self, env: str, what: str) -> str:
@@ -79,66 +285,36 @@ class SDKJudge:
             )
         return value
 
-    def _client_for_loop(self) -> Any:
-        # An httpx2 client's connections belong to the loop that opened them.
-        loop = asyncio.get_running_loop()
-        if self._client is not None and self._loop is loop:
-            return self._client
-        config = self._config
-        http, plain = http_client(config, self._base_url)
-        self._client = self._new_client(
-            api_key=self._api_key(),
-            base_url=self._base_url,
-            max_retries=0,  # jurat retries, and records every attempt of the sample
-            timeout=config.timeout_s,
-            http_client=http,
-        )
-        # The SDK says where and with which headers (auth, version, user agent); the
-        # exchange itself goes through the httpx2 client jurat built and gave it. Its
-        # per-request path (options models, deep-copied defaults, URL parsing) cost more
-        # CPU than the exchange (bench/README.md, "Whole runs"), and its only other work
-        # here, retries, is off: jurat retries and records every attempt.
-        headers: dict[str, str] = {}
-        for name, value in [*self._client.default_headers.items(),
-                            *self._client.auth_headers.items(), *_JSON_HEADERS.items()]:
-            if isinstance(value, str):  # not the SDK's Omit
-                headers[name.lower()] = value  # one spelling: no header sent twice
-        url = str(self._client.base_url).rstrip("/") + self._path
-        # The client's URL joining and header merging, done once: per request they cost
-        # as much CPU as jurat's transport spends on the whole exchange.
-        template = http.build_request("POST", url, headers=headers)
-        self._send = plain.poster(template) if plain is not None else _sender(http, template)
-        self._loop = loop
-        return self._client
+    def _prepared(self) -> Endpoint:
+        """The URL, headers, timeouts and trust store of every request, built on the first
+        call."""
+        if self._endpoint is None:
+            import aiohttp
+            import yarl
 
-    async def _post(self, client: Any, content: bytes) -> bytes:
-        """POST ``content`` to ``_path``; the raw response body, or a named failure.
+            timeout = self._config.timeout_s
+            # encoded=True: the URL as jurat normalised and allowed it, never re-quoted.
+            url = yarl.URL(self._base_url + self._path, encoded=True)
+            self._endpoint = Endpoint(
+                url, {**BASE_HEADERS, **self._auth_headers()},
+                aiohttp.ClientTimeout(total=timeout, connect=timeout),
+                self._http.tls() if url.scheme == "https" else True)
+        return self._endpoint
 
-        Failures read as the SDK reads them: a timeout, a status outside 2xx (with its
-        ``retry-after``), anything else a failed connection; an oversized body is an
-        unusable answer.
-        """
-        import httpx2
-
-        from jurat.judges._transport import ResponseTooLarge
-
-        try:
-            status, retry_after, raw = await self._send(content)
-        except httpx2.TimeoutException as exc:
-            raise TransportFailure("the request timed out", kind="timeout") from exc
-        except ResponseTooLarge as exc:
-            raise JudgeOutputError(str(exc), kind="oversized") from exc
-        except Exception as exc:  # noqa: BLE001 - as the SDKs do: any other failure is the connection's
-            raise TransportFailure(f"connection failed: {exc}", kind="connection") from exc
+    async def _post(self, content: bytes) -> bytes:
+        """POST ``content`` to the endpoint: the raw body of a 2xx answer; a status outside
+        2xx is a TransportFailure of its kind (``status_error``, with its Retry-After)."""
+        endpoint = self._prepared()
+        session = await self._http.get()
+        status, retry_after, raw = await exchange(session, endpoint, content)
         if not 200 <= status < 300:
             text = raw[:300].decode("utf-8", "replace")
             raise status_error(status, f"HTTP {status}: {text}", retry_after)
         return raw
 
     async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        if self._owns_http:
+            await self._http.aclose()
 
 
 def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
@@ -152,68 +328,6 @@ def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
     if not isinstance(data, dict):
         return RawResponse(text=None, envelope_error="malformed_response")
     return data
-
-
-def http_client(config: JudgeConfig, base_url: str | None
-                ) -> tuple[httpx2.AsyncClient, PlainHTTPTransport | None]:
-    """The SDK's httpx2 client, and jurat's lean transport under it for plain http (None
-    for https, which keeps httpx2's transport: TLS, proxies, HTTP/2).
-
-    ``trust_env=False``: the environment must not route artifact content anywhere the
-    destination check did not see (``HTTPS_PROXY``, ``ALL_PROXY``, ``.netrc``
-    credentials); redirects stay off (httpx2's default), so a judge endpoint cannot send
-    jurat to another host either.
-    """
-    import httpx2
-
-    if base_url is not None and base_url.startswith("http://"):
-        from jurat.judges._transport import PlainHTTPTransport
-
-        transport = PlainHTTPTransport()
-        client = httpx2.AsyncClient(transport=transport, timeout=config.timeout_s,
-                                    trust_env=False)
-        return client, transport
-    limits = httpx2.Limits(
-        max_connections=config.max_concurrency, max_keepalive_connections=config.max_concurrency
-    )
-    return httpx2.AsyncClient(limits=limits, timeout=config.timeout_s, trust_env=False), None
-
-
-def _sender(http: httpx2.AsyncClient, template: httpx2.Request) -> Post:
-    """POSTs through ``http``'s own ``send``, each with ``template``'s URL, headers (but
-    its Content-Length) and timeouts; the answer is read up to ``MAX_RESPONSE_BYTES`` bytes
-    (else ``ResponseTooLarge``) and refused if encoded (``refuse_encoded``).
-
-    Plain-http endpoints use their transport's ``poster`` instead (``http_client`` returns
-    it; closing the client still closes it): the client's send adds nothing a judge call
-    uses there (no auth flow, redirects, hooks or cookies: the template carries the
-    headers and timeouts) and, with a ``Request`` and ``Response`` per call, cost more CPU
-    than the transport's whole exchange (bench/README.md, "Whole runs").
-    """
-    import httpx2
-
-    from jurat.judges._transport import ResponseTooLarge, refuse_encoded
-
-    fixed = httpx2.Headers([(name, value) for name, value in template.headers.multi_items()
-                            if name != "content-length"])
-
-    async def post(body: bytes) -> tuple[int, str | None, bytes]:
-        request = httpx2.Request("POST", template.url, headers=fixed, content=body,
-                                 extensions=dict(template.extensions))
-        response = await http.send(request, stream=True)
-        try:
-            refuse_encoded(response.headers.get("content-encoding"))
-            raw = bytearray()
-            # Bytes as sent: an encoded answer was refused just above.
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_RESPONSE_BYTES:
-                    raise ResponseTooLarge(f"response body exceeds {MAX_RESPONSE_BYTES} bytes")
-        finally:
-            await response.aclose()
-        return response.status_code, response.headers.get("retry-after"), bytes(raw)
-
-    return post
 
 
 def status_error(status: int, message: str, retry_after: str | None) -> TransportFailure:

@@ -1,21 +1,21 @@
-"""``openai-compat``: the official ``openai`` SDK against any OpenAI-compatible endpoint.
+"""``openai-compat``: any OpenAI-compatible chat completions endpoint.
 
 OpenAI, DeepSeek, Groq, NVIDIA NIM, vLLM, Ollama and llama.cpp's server all take the same
-``/chat/completions`` request with a configurable ``base_url``. Structured output is asked
+request: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>`` and a
+JSON body (OpenAI's API reference, "Create chat completion"). Structured output is asked
 for with ``response_format: json_schema`` where the endpoint supports it (an endpoint that
 refuses it with HTTP 400 is asked again without it, once, and remembered); the answer is
 parsed and validated independently in every case, because a provider's schema mode does not
 make the judgment true (seed 000).
 
-The request goes through the SDK's own client (auth, URL, headers, status-code exceptions,
-timeouts) with a body jurat serialises itself and the raw response body jurat parses
-itself: the typed ``create()`` path spends more CPU rebuilding the request dictionaries and
-the response model than the whole validation costs (bench/orchestration.py), and the raw
-body is needed anyway to refuse duplicate keys.
+jurat builds the request and parses the raw answer itself (judges/_http.py): no SDK is on
+the path. The SDK's typed path spent more CPU per call than the whole validation, its
+import alone was a third of a second of every run's start-up, and the raw body is needed
+anyway to refuse duplicate keys.
 
-The SDK is always given the base URL jurat resolved and checked (judges/_destinations.py:
-the configured ``base_url``, else ``https://api.openai.com/v1``), never None, so that
-``OPENAI_BASE_URL`` in the environment cannot send content elsewhere.
+The base URL is always the one jurat resolved and checked (judges/_destinations.py: the
+configured ``base_url``, else ``https://api.openai.com/v1``); no environment variable
+(``OPENAI_BASE_URL``, ``OPENAI_ORG_ID``, ...) is read.
 """
 
 from __future__ import annotations
@@ -23,22 +23,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jurat.errors import ConfigError, DependencyError
+from jurat.errors import ConfigError
 from jurat.judges._destinations import endpoint
-from jurat.judges._http import SDKJudge, load_envelope, usage_of
+from jurat.judges._http import HTTPJudge, load_envelope, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import JudgeConfig
 
 __all__ = ["OpenAICompatJudge", "parse_chat_completion"]
-
-def _import_openai() -> Any:
-    try:
-        import openai
-    except ImportError as exc:  # pragma: no cover - openai is a core dependency
-        raise DependencyError(
-            "the openai-compat judge needs the openai SDK: pip install openai"
-        ) from exc
-    return openai
 
 
 def parse_chat_completion(body: bytes) -> RawResponse:
@@ -76,7 +67,7 @@ def parse_chat_completion(body: bytes) -> RawResponse:
     )
 
 
-class OpenAICompatJudge(SDKJudge):
+class OpenAICompatJudge(HTTPJudge):
     """A judge behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     _path = "/chat/completions"
@@ -85,9 +76,6 @@ class OpenAICompatJudge(SDKJudge):
         super().__init__(config, endpoint(config))
         self._structured = config.structured_output
         self._formats: dict[str | None, tuple[object, str]] = {}
-
-    def _new_client(self, **options: Any) -> Any:
-        return _import_openai().AsyncOpenAI(**options)
 
     def _api_key(self) -> str:
         env = self._config.api_key_env
@@ -99,6 +87,9 @@ class OpenAICompatJudge(SDKJudge):
                 )
             return "no-key"  # self-hosted servers (vLLM, Ollama, llama.cpp) take any key
         return self._key_from(env, "API key")
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key()}"}
 
     def _body(self, call: JudgeCall, structured: bool) -> bytes:
         messages = []
@@ -129,14 +120,13 @@ class OpenAICompatJudge(SDKJudge):
         return cached[1]
 
     async def complete(self, call: JudgeCall) -> RawResponse:
-        client = self._client_for_loop()
         structured = self._structured and call.prompt.json_schema is not None
         try:
-            body = await self._post(client, self._body(call, structured))
+            body = await self._post(self._body(call, structured))
         except TransportFailure as exc:
             if not (structured and exc.status == 400):
                 raise
             # The endpoint refused response_format: ask once without it, and remember.
-            body = await self._post(client, self._body(call, False))
+            body = await self._post(self._body(call, False))
             self._structured = False
         return parse_chat_completion(body)
