@@ -95,6 +95,8 @@ def test_position_biased_stub_raises_alarms(tmp_path: Path) -> None:
     assert any("judge first: first-position 1.00" in line for line in alarms), out
     assert any("judge first: order-consistency 0.00" in line for line in alarms), out
     assert not any("judge fair" in line for line in alarms), out
+    # Issue 27: an alarm needs a person, so the run never exits 0 with one.
+    assert "exit status 0" not in out, out
     html = _report(tmp_path)
     assert "judge first: first-position 1.00 outside max_first_position 0.75" in html
     assert "judge first: order-consistency 0.00" in html

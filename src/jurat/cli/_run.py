@@ -29,7 +29,7 @@ from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
 from jurat.ledger import Ledger, LogSigner, Precheck, holder_text, load_log_key, open_ledger
-from jurat.models import Campaign
+from jurat.models import Campaign, MonitorBounds
 from jurat.receipts import (
     PrivateKey,
     load_or_create_default_key,
@@ -228,12 +228,13 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
                       f"{key_path.with_suffix('.pub')} --checkpoint {proofs} --log-key "
                       f"{log.public_path or log.signer.verifier_key()}", markup=False,
                       highlight=False, soft_wrap=True)
-        code, why = _status(tally, health)
+        code, why = _status(tally, health, campaign.monitor)
         out.print(f"exit status {int(code)}: {why}", highlight=False)
     return code
 
 
-def _status(tally: RunTally, health: Sequence[JudgeHealth]) -> tuple[ExitCode, str]:
+def _status(tally: RunTally, health: Sequence[JudgeHealth],
+            campaign_bounds: MonitorBounds) -> tuple[ExitCode, str]:
     """The run's exit status and why: the decisions', unless a judge never answered validly.
 
     A judge that errored on every sample (an endpoint down, a key refused) cast no vote, so
@@ -247,6 +248,13 @@ def _status(tally: RunTally, health: Sequence[JudgeHealth]) -> tuple[ExitCode, s
             f"judge {', '.join(dead)} errored on every sample, so the decisions lack "
             f"{'its votes' if len(dead) == 1 else 'their votes'}; the decisions alone would "
             f"exit {int(code)} ({_MEANING[code]})")
+    alarms = [a for b in tally.bias_readings() for a in b.alarms(campaign_bounds)]
+    if alarms and code == ExitCode.OK:
+        # An alarm changes no decision, but a biased judge's decisions need a person.
+        return ExitCode.ESCALATE, (
+            f"{len(alarms)} bias alarm{'s' if len(alarms) > 1 else ''} (above): a person "
+            "should look before these decisions are acted on; the decisions alone would "
+            "exit 0")
     return code, _MEANING[code]
 
 

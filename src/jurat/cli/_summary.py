@@ -121,6 +121,11 @@ def _print_bias(readings: Sequence[BiasReading], bounds: MonitorBounds,
     alarms = [alarm for b in readings for alarm in b.alarms(bounds)]
     for alarm in alarms:
         console.print(f"[yellow]bias alarm[/]: {shown(alarm.text)}", highlight=False)
-    if not alarms:
-        console.print(f"bias monitor: no alarm (readings on fewer than {bounds.min_votes} "
-                      "answers raise none)", highlight=False)
+    if alarms:
+        return
+    # Say the caveat only when it applied: a judge read on fewer answers than the bound.
+    few = [b.judge for b in readings
+           if max(b.equivalence_answers, b.order.ab_answers, b.verbosity.n) < bounds.min_votes]
+    console.print("bias monitor: no alarm" + (
+        f" ({', '.join(shown(j) for j in few)} read on fewer than {bounds.min_votes} answers, "
+        "which raise none)" if few else ""), highlight=False)
