@@ -113,10 +113,10 @@ def test_intake_caps_default_and_ceiling(tmp_path: Path) -> None:
 def test_an_oversized_campaign_file_is_refused_unread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jurat.campaign._load.MAX_CAMPAIGN_BYTES", len(GOOD) - 1)
+    monkeypatch.setattr("jurat.campaign._files.MAX_CAMPAIGN_BYTES", len(GOOD) - 1)
     with pytest.raises(CampaignError, match="larger than"):
         load_campaign(write(tmp_path, GOOD))
-    monkeypatch.setattr("jurat.campaign._load.MAX_CAMPAIGN_BYTES", len(GOOD))
+    monkeypatch.setattr("jurat.campaign._files.MAX_CAMPAIGN_BYTES", len(GOOD))
     assert load_campaign(write(tmp_path, GOOD)).id == "demo"
 
 

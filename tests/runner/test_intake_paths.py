@@ -70,7 +70,7 @@ def test_a_directory_swapped_for_a_symlink_after_the_check_is_caught(
         return real_open(path, flags, *args, **kwargs)
 
     campaign = load_campaign(camp / "c.toml")
-    monkeypatch.setattr("jurat.runner._intake.os.open", swap_then_open)
+    monkeypatch.setattr("jurat.campaign._files.os.open", swap_then_open)
     with pytest.raises(CampaignError, match="outside the campaign directory when opened"):
         intake(campaign)
 
@@ -85,7 +85,7 @@ def test_without_proc_the_swap_is_caught_by_resolving_again(
             raise FileNotFoundError(path)
         return real_readlink(path, *args, **kwargs)
 
-    monkeypatch.setattr("jurat.runner._intake.os.readlink", no_proc)
+    monkeypatch.setattr("jurat.campaign._files.os.readlink", no_proc)
     assert intake(load_campaign(camp / "c.toml"))[0].text == "x = 1\n"
     test_a_directory_swapped_for_a_symlink_after_the_check_is_caught(camp, monkeypatch)
 
@@ -103,7 +103,7 @@ def test_the_last_component_swapped_for_a_symlink_is_not_followed(
         return real_open(path, flags, *args, **kwargs)
 
     campaign = load_campaign(camp / "c.toml")
-    monkeypatch.setattr("jurat.runner._intake.os.open", swap_then_open)
+    monkeypatch.setattr("jurat.campaign._files.os.open", swap_then_open)
     with pytest.raises(CampaignError, match="cannot read 'sub/a.py'"):
         intake(campaign)
 
@@ -122,7 +122,7 @@ def test_tests_files_are_read_once_per_campaign(
         opened.append(str(path))
         return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr("jurat.runner._intake.os.open", counting_open)
+    monkeypatch.setattr("jurat.campaign._files.os.open", counting_open)
     artifacts = intake(load_campaign(camp / "c.toml"))
     assert [a.tests for a in artifacts] == [{"test_a.py": "def test_a():\n    pass\n"}] * 2
     assert sum(p.endswith("test_a.py") for p in opened) == 1

@@ -21,6 +21,7 @@ from typing import Any
 
 import pydantic
 
+from jurat.campaign._files import read_campaign
 from jurat.campaign._paths import (
     destination_problems,
     missing_files,
@@ -53,18 +54,7 @@ from jurat.models._policy import (
 )
 from jurat.models._problems import Loc, Problem, close_match, dotted, duplicate_problems
 
-__all__ = [
-    "MAX_CAMPAIGN_BYTES",
-    "campaign_from_dict",
-    "campaign_line",
-    "load_campaign",
-]
-
-#: The largest campaign file read. Inline artifacts live in it, each capped by
-#: ``[intake] max_artifact_bytes``; bigger inputs belong in files next to it.
-MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
-
-
+__all__ = ["campaign_from_dict", "load_campaign"]
 
 def load_campaign(path: str | Path, *, served: bool = False) -> Campaign:
     """Read and validate a campaign file; every problem in it is reported at once.
@@ -73,31 +63,11 @@ def load_campaign(path: str | Path, *, served: bool = False) -> Campaign:
     HTTP, so it may list none.
 
     Raises CampaignError (one problem) or CampaignErrors (several), each naming file, line,
-    field and fix. The files the campaign names must exist inside its directory; intake
-    (runner/_intake.py) opens them safely later.
+    field and fix. The files the campaign names must exist inside its directory; they are
+    read later, through ``campaign/_files.py``.
     """
     file = Path(path)
-    try:
-        with file.open("rb") as handle:
-            raw = handle.read(MAX_CAMPAIGN_BYTES + 1)
-    except OSError as exc:
-        raise CampaignError(
-            f"cannot read campaign file: {exc.strerror}",
-            file=str(file),
-            fix="check the path",
-        ) from exc
-    if len(raw) > MAX_CAMPAIGN_BYTES:
-        raise CampaignError(
-            f"the campaign file is larger than {MAX_CAMPAIGN_BYTES} bytes",
-            file=str(file),
-            fix="move large artifacts into files next to it (path = …) or split the campaign",
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CampaignError(
-            "the campaign file is not UTF-8 text", file=str(file), fix="save it as UTF-8"
-        ) from exc
+    text = read_campaign(file)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -174,25 +144,6 @@ def campaign_from_dict(
     if found or campaign is None:
         raise _error(found, source, lines)
     return campaign
-
-
-def campaign_line(source: str | None, field: str) -> int | None:
-    """The line of ``field`` (``artifacts[0].path``) in the campaign file ``source``.
-
-    For problems found after loading (intake): the file is read again, and a file that
-    cannot be read just gives no line.
-    """
-    if not source:
-        return None
-    try:
-        with open(source, "rb") as handle:
-            text = handle.read(MAX_CAMPAIGN_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    loc: list[str | int] = []
-    for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", field):
-        loc.append(int(index) if index else name)
-    return TomlLines(text).line(tuple(loc))
 
 
 # --- the file's shape: tables and keys -----------------------------------------------------

@@ -2,23 +2,22 @@
 
 Every path is relative to the campaign file and free of ``..``, and every file it names
 exists there (all missing ones named at once); base URLs and ``allowed_destinations``
-parse under the one destination rule (models/_endpoints.py). Symlinks and caps are
-intake's, when the files are opened (runner/_intake.py).
+parse under the one destination rule (models/_endpoints.py). Symlinks and caps are the
+reader's, when the files are opened (campaign/_files.py).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 from typing import Any
 
+from jurat.campaign._files import campaign_path_problem, inside
 from jurat.campaign._translate import Found
 from jurat.models._endpoints import canonical_entry, normalise_url
 from jurat.models._problems import Loc, close_match
 
 __all__ = [
-    "campaign_path_problem",
     "destination_problems",
     "missing_files",
     "named_paths",
@@ -40,25 +39,6 @@ _URL_FIX = (
     "give an http(s) base URL such as http://127.0.0.1:8000/v1 (no user@, query, fragment "
     "or '..'); see docs/campaign-format.md"
 )
-
-
-def campaign_path_problem(value: str) -> str | None:
-    """Why ``value`` cannot be a campaign path, judged from its text alone; None if it can.
-
-    Absolute paths and ``..`` components are refused outright, not resolved and compared:
-    a path that names its way out and back in is still a path a stranger wrote to probe.
-    Symlinks are judged when the file is opened (runner/_intake.py).
-    """
-    if not value:
-        return "is empty"
-    if "\x00" in value:
-        return "contains a NUL byte"
-    pure = PurePosixPath(value)
-    if pure.is_absolute():
-        return "is absolute"
-    if ".." in pure.parts:
-        return "has a '..' component"
-    return None
 
 
 def _entries(data: Mapping[str, Any], table: str) -> list[tuple[Loc, dict[str, Any]]]:
@@ -113,7 +93,7 @@ def missing_files(data: Mapping[str, Any], base_dir: str) -> list[Found]:
         if campaign_path_problem(value):
             continue
         target = os.path.realpath(os.path.join(root, value))
-        if os.path.commonpath((target, root)) != root or os.path.lexists(target):
+        if not inside(target, root) or os.path.lexists(target):
             continue
         found.append(Found(
             loc, f"cannot read {value!r}: there is no such file in the campaign file's "
@@ -126,7 +106,7 @@ def _nearby(value: str, root: str) -> str:
     """"; did you mean 'tests/test_solution.py'?" for a file next to where ``value`` points."""
     folder, name = os.path.split(value)
     where = os.path.realpath(os.path.join(root, folder))
-    if os.path.commonpath((where, root)) != root or not os.path.isdir(where):
+    if not inside(where, root) or not os.path.isdir(where):
         return ""
     try:
         names = [n for n in os.listdir(where) if os.path.isfile(os.path.join(where, n))]

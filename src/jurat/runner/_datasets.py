@@ -3,7 +3,7 @@
 Threat model: a dataset is campaign input like any file a campaign names, and may come
 from a stranger with the campaign. It is opened only inside the campaign directory and
 read a line at a time, no line longer than ``row_bytes`` (``read_lines`` in
-runner/_intake.py); each JSON Lines row is parsed strictly (``canonical.loads_strict``:
+campaign/_files.py); each JSON Lines row is parsed strictly (``canonical.loads_strict``:
 duplicate keys, NaN, deep nesting refused) and every row is validated as an
 ``[[artifacts]]`` entry (``campaign/_rows.py``); the files a row names are read through
 intake like an entry's, inside the directory and within ``[intake]``'s caps.
@@ -29,7 +29,13 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from jurat.campaign import campaign_line, csv_header_problems, csv_row_values, row_spec
+from jurat.campaign import (
+    campaign_line,
+    csv_header_problems,
+    csv_row_values,
+    read_lines,
+    row_spec,
+)
 from jurat.canonical import StrictJSONError, loads_strict
 from jurat.errors import CampaignError, CampaignErrors
 from jurat.models import Artifact, ArtifactSpec, Campaign
@@ -39,9 +45,8 @@ from jurat.runner._intake import (
     check_destinations,
     intake_artifact,
     intake_spec,
-    read_lines,
 )
-from jurat.runner._references import reference_evidence
+from jurat.runner._reference_evidence import reference_evidence
 
 __all__ = ["Inventory", "check_artifacts", "iter_artifacts", "iter_placed", "row_bytes"]
 

@@ -16,35 +16,38 @@ the bundle's JSON was re-serialised on the way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import JsonValue
 
+from jurat.campaign import read_inside
 from jurat.canonical import canonical_json, loads_strict, sha256_digest
-from jurat.errors import ConfigError, JuratError
+from jurat.errors import JuratError
 from jurat.models import Campaign
-from jurat.receipts import MAX_DEPTH, PAYLOAD_TYPE, PublicKey, load_public_key, pae
+from jurat.receipts import MAX_DEPTH, PAYLOAD_TYPE, PublicKey, pae
 from jurat.receipts._bundle import parse_bundle
-from jurat.receipts._keys import verify_bytes
+from jurat.receipts._keys import public_key_from_pem, verify_bytes
 from jurat.service._errors import ServiceRefusal
 from jurat.service._limits import UPSTREAM_BYTES
 
 __all__ = ["trusted_keys", "verify_upstream"]
 
+#: The largest key file read: a PEM public key is a few hundred bytes.
+_KEY_BYTES = 64 * 1024
+
 
 def trusted_keys(campaign: Campaign) -> tuple[PublicKey, ...]:
-    """The public keys of the campaign's ``[upstream] keys`` (paths inside its directory)."""
+    """The public keys of the campaign's ``[upstream] keys``: files inside its directory, read
+    through the campaign's confined reader (``campaign/_files.py``) within ``_KEY_BYTES``.
+    Raises CampaignError naming ``upstream.keys[i]``, or ConfigError for a file that holds
+    no public key."""
     if campaign.upstream is None:
         return ()
-    root = Path(campaign.base_dir).resolve()
     keys = []
     for i, rel in enumerate(campaign.upstream.keys):
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root):
-            raise ConfigError(f"{campaign.source}: upstream.keys[{i}] {rel!r} leads outside "
-                              "the campaign's directory (fix: a key file beside the campaign)")
-        keys.append(load_public_key(path))
+        field = f"upstream.keys[{i}]"
+        pem = read_inside(campaign, rel, field, cap=_KEY_BYTES, what=f"key file {rel!r}")
+        keys.append(public_key_from_pem(pem, source=f"{campaign.source}: {field} {rel!r}"))
     return tuple(keys)
 
 

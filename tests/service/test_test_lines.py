@@ -13,7 +13,7 @@ import pytest
 from jurat.campaign import load_campaign
 from jurat.errors import CampaignError
 from jurat.models import Campaign
-from jurat.service._references import reference_lines
+from jurat.service._test_lines import reference_lines
 from tests.service._support import (
     BAD,
     HIDDEN_TESTS,

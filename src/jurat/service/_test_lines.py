@@ -1,4 +1,4 @@
-"""Reference material a reviewer's words must not carry into a published receipt.
+"""The hidden-test lines a reviewer's words must not carry into a published receipt.
 
 Receipts are contributor-visible (docs/receipt-format.md §11), and an adjudication's
 rationale is published in one. A reviewer reads the hidden tests to decide, and may quote
@@ -7,15 +7,17 @@ line of the campaign's test files. Lines that say nothing hidden (imports, ``def
 headers, whose names are already in the evidence as test ids, and short lines) are not
 counted, so an honest rationale is not refused for mentioning a test by name.
 
-The file is read as intake reads it (``runner/_intake.py``, ``read_tests``): a campaign
-directory may come from a stranger, so a tests file that leads outside it or is larger
-than ``[intake] max_tests_bytes`` refuses to serve the campaign rather than being read.
+The file is read as intake reads it, through the campaign's confined, capped reader
+(``campaign/_files.py``, ``read_tests``): a campaign directory may come from a stranger, so a
+tests file that leads outside it or is larger than ``[intake] max_tests_bytes`` refuses to
+serve the campaign rather than being read. (The grounding references of a campaign are
+another thing: ``runner/_reference_evidence.py``.)
 """
 
 from __future__ import annotations
 
+from jurat.campaign import read_tests
 from jurat.models import Campaign
-from jurat.runner import read_tests
 
 __all__ = ["quotes_reference", "reference_lines"]
 

@@ -1,19 +1,20 @@
 """A grounded campaign's fixed reference set, read once and checked by digest (seed 000,
 "Factual grounding and hallucination audit"; docs/grounding.md).
 
-Each ``[[grounding.references]]`` file is read with intake's confined-path and size-cap
-rules (``runner/_intake.py``), its bytes checked against the pinned sha256 before anything
-is decoded or sent (``excerpt``), and the checked span becomes one evidence item; the run
-reads them once, so every judge of every artifact is shown the same capture.
+Each ``[[grounding.references]]`` file is read through the campaign's confined, capped
+reader (``campaign/_files.py``, within ``[intake] max_artifact_bytes``), its bytes checked
+against the pinned sha256 before anything is decoded or sent (``excerpt``), and the checked
+span becomes one evidence item; the run reads them once, so every judge of every artifact
+is shown the same capture. (The hidden-test lines a reviewer may not quote are another
+thing: ``service/_test_lines.py``.)
 """
 
 from __future__ import annotations
 
 from jurat._version import __version__
-from jurat.campaign import campaign_line
+from jurat.campaign import campaign_line, read_text
 from jurat.errors import CampaignError, IntakeError
 from jurat.models import Campaign, EvidenceItem
-from jurat.runner._intake import _read
 
 __all__ = ["reference_evidence"]
 
@@ -35,10 +36,10 @@ def reference_evidence(campaign: Campaign) -> tuple[EvidenceItem, ...]:
     items = []
     for index, spec in enumerate(grounding.references):
         field = f"grounding.references[{index}].path"
-        # Intake's reader returns text it decoded as UTF-8; encoding it again gives back
+        # The reader returns text it decoded as UTF-8; encoding it again gives back
         # exactly the bytes read, which the pinned digest is checked against.
-        body = _read(campaign, spec.path, field, cap=campaign.intake.max_artifact_bytes,
-                     what=f"reference {spec.id!r}", key="max_artifact_bytes").encode("utf-8")
+        body = read_text(campaign, spec.path, field, cap=campaign.intake.max_artifact_bytes,
+                         what=f"reference {spec.id!r}", key="max_artifact_bytes").encode("utf-8")
         reference = Reference(
             id=spec.id, source=spec.source, version=spec.version, sha256=spec.sha256,
             span=Span(start=spec.span[0], end=spec.span[1]) if spec.span else None,
