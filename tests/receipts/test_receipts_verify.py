@@ -58,7 +58,7 @@ def test_a_good_receipt_passes_all_seven_steps(receipt: bytes, pub_path: Path) -
     assert [(s.number, s.name) for s in report.steps] == list(enumerate(STEPS, start=1))
     assert all(s.ok for s in report.steps)
     assert report.decision is not None and report.decision.disposition == "accept"
-    assert report.statement is not None and report.statement["subject"][0]["name"] == "c1"
+    assert report.statement is not None and report.statement.subject[0].name == "c1"
 
 
 def test_bundle_is_sigstore_v03_with_one_dsse_signature(receipt: bytes, pub_path: Path) -> None:

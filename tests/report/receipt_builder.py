@@ -1,9 +1,12 @@
 """Build realistic receipt statements for the report tests, one campaign per kind.
 
-Decisions come from the real fold (``jurat.decide``) over the votes built here, so the
-statements are what ``jurat run`` would sign, minus the signature. Policies, judges, gates,
-answers and votes come from ``tests/support/builders.py``; this module adds the campaigns'
-shapes and the statement dict (with the review fields a re-review writes).
+Decisions come from the real fold (``jurat.decide``) over the votes built here, and the
+statements from ``jurat.receipts.build_statement``, so they are what ``jurat run`` would
+sign, minus the signature. Policies, judges, gates, answers and votes come from
+``tests/support/builders.py``; this module adds the campaigns' shapes and the review fields
+a re-review writes. Some votes keep a judge's ``explanation`` text and some gates a detail
+without ``data.reference``, as receipts written by earlier jurat versions do (they still
+verify: docs/receipt-format.md §6.5, §6.7, §11.2).
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from jurat.models import (
     GateOutcome,
     Policy,
     Vote,
-    policy_digest,
 )
+from jurat.receipts import build_statement, replay_fidelity_level_for
 from tests.support.builders import (
     arcv,
+    artifact,
     criteria_suite,
     criterion_answer,
     equivalence_answer,
+    evidence,
     gate,
     gates,
     panel,
@@ -41,10 +46,6 @@ from tests.support.builders import (
 
 SCRIPT = "<script>alert('pwned')</script>"
 PRICE: dict[str, Any] = {"price_in_per_mtok": 0.27, "price_out_per_mtok": 1.10}
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _recorded(judge: str, criterion: str, k: int, t: int, *, errored: bool) -> dict[str, Any]:
@@ -68,38 +69,24 @@ def statement(
     supersedes: str | None = None,
     judges_skipped: str | None = None,
 ) -> dict[str, Any]:
-    """An in-toto Statement v1 with the jurat decision predicate."""
-    inputs: dict[str, Any] = {"task": "t1", "contributor": None, "upstream_receipts": []}
+    """The in-toto Statement v1 with the jurat decision predicate, as ``jurat run`` signs it
+    (``build_statement``: the real fold's decision, checked as a verifier reads it)."""
+    inputs: dict[str, Any] = {"task": "t1", "contributor": None}
     if judges_skipped is not None:
         inputs["judges_skipped"] = judges_skipped
-    digest = _sha(artifact_id)
-    decision = decide(campaign, outcomes, votes)
-    return {
-        "_type": "https://in-toto.io/Statement/v1",
-        "subject": [{"name": artifact_id, "digest": {"sha256": digest}}],
-        "predicateType": "https://jurat.dev/decision/v1",
-        "predicate": {
-            "jurat_version": "0.1.0",
-            "fold_rule": "jurat.fold/v1",
-            "replay_fidelity_level": "RF-1" if votes else "RF-2",
-            "campaign": {
-                "id": campaign.id,
-                "kind": campaign.kind,
-                "policy_sha256": policy_digest(campaign),
-                "policy": campaign.model_dump(mode="json"),
-            },
-            "artifact": {"id": artifact_id, "sha256": digest, "media_type": "text/x-python"},
-            "inputs": inputs,
-            "gates": [g.model_dump(mode="json") for g in outcomes],
-            "judges": [
-                {"id": j.id, "provider": j.provider, "model": j.model, "prompt_id": "p@1"}
-                for j in campaign.judges
-            ],
-            "votes": [v.model_dump(mode="json") for v in votes],
-            "decision": decision.model_dump(mode="json"),
-            "review": {"version": version, "supersedes": supersedes},
-        },
-    }
+    return build_statement(
+        policy=campaign,
+        artifact=artifact(f"# {artifact_id}\n", id=artifact_id),
+        gates=outcomes,
+        votes=votes,
+        decision=decide(campaign, outcomes, votes),
+        bundle=evidence(),
+        inputs=inputs,
+        review_version=version,
+        supersedes=supersedes,
+        replay_fidelity_level=replay_fidelity_level_for(campaign),
+        jurat_version="0.1.0",
+    )
 
 
 def parse_failure() -> list[GateOutcome]:
@@ -207,7 +194,7 @@ def criteria_statements() -> list[dict[str, Any]]:
         },
     }
     out = []
-    for artifact, plan in plans.items():
+    for artifact_id, plan in plans.items():
         votes, t = [], 0
         for j in "JK":
             for criterion, verdicts in plan.items():
@@ -222,7 +209,7 @@ def criteria_statements() -> list[dict[str, Any]]:
                         j, k, answer, criterion, error="rate_limited",
                         **_recorded(j, criterion, k, t, errored=answer is None),
                     ))
-        out.append(statement(criteria, artifact, [], votes))
+        out.append(statement(criteria, artifact_id, [], votes))
     return out
 
 
@@ -250,7 +237,8 @@ def equivalence_statements() -> list[dict[str, Any]]:
 
 
 def all_receipts(out: str = "/tmp/out", key: str = "/tmp/keys/jurat.pub") -> list[dict[str, Any]]:
-    """Every kind, as the dicts render_report takes."""
+    """Every kind, as the fields of the ``ReportReceipt`` records render_report takes (the
+    statement as its JSON document, which the record parses as the verifier does)."""
     statements = rubric_statements() + pairwise_statements() + criteria_statements()
     statements += equivalence_statements()
     return [

@@ -13,10 +13,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
-from jurat.errors import IntakeError, ValidationError
+from jurat.errors import IntakeError, ValidationError, VerificationError
 from jurat.models import Decision, tone_of
+from jurat.receipts import statement_document
+from jurat.report import ReportReceipt
 from jurat.report._report import load_receipt_files, render_report
 from jurat.report._report_stats import mean_agreement, running_agreement
 from jurat.report._svg import MAX_SERIES
@@ -102,6 +105,11 @@ class _Tree(HTMLParser):
         self.stack[-1].children.append(data)
 
 
+def _render(receipts: list[dict[str, Any]], **options: Any) -> str:
+    """The page over receipts given as ``ReportReceipt`` fields (statements as documents)."""
+    return render_report([ReportReceipt.model_validate(r) for r in receipts], **options)
+
+
 def parse(html: str) -> Node:
     tree = _Tree()
     tree.feed(html)
@@ -117,7 +125,7 @@ def receipts() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def html(receipts: list[dict[str, Any]]) -> str:
-    return render_report(receipts, title="nightly <eval>", cost=COST)
+    return _render(receipts, title="nightly <eval>", cost=COST)
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +286,7 @@ def test_untrusted_text_renders_as_text(
     hostile = json.loads(json.dumps(receipts[0]))
     hostile["statement"]["predicate"]["artifact"]["id"] = '"><img src=x onerror=alert(1)>'
     hostile["statement"]["predicate"]["campaign"]["id"] = "<b>bold</b>"
-    tree = parse(render_report([hostile], title="<script>t</script>"))
+    tree = parse(_render([hostile], title="<script>t</script>"))
     assert not tree.all("script") and not tree.all("img") and not tree.all("b")
     assert all(not k.startswith("on") for n in tree.all() for k in n.attrs)
     assert tree.all("title")[0].text() == "<script>t</script>"
@@ -363,7 +371,7 @@ def test_a_large_panel_is_split_into_small_charts() -> None:
     big = policy("criteria", id="big", judges=judges, criteria=criteria_suite(2))
     votes = [vote(j.id, k, criterion_answer("yes"), c) for j in judges for c in ("c1", "c2")
              for k in range(2)]
-    charts = parse(render_report([{"statement": statement(big, "x", [], votes)}])).by_id(
+    charts = parse(_render([{"statement": statement(big, "x", [], votes)}])).by_id(
         "convergence").all("svg", "chart")
     assert [len(c.all("polyline", "series")) for c in charts] == [4, 2, 4, 2]
     assert charts[0].all("title")[0].text() == (
@@ -394,7 +402,7 @@ def test_cost_per_phase(dom: Node, receipts: list[dict[str, Any]]) -> None:
     assert rows["phase-judge"][5] == "unknown"  # the criteria judges have no pinned price
     assert rows["phase-total"][1] == f"{len(votes) + 12:,}" and rows["phase-total"][5] == "unknown"
     priced = [r for r in receipts if r["statement"]["predicate"]["campaign"]["kind"] == "rubric"]
-    usd = parse(render_report(priced)).by_id("cost").all("tr", "phase-judge")[0].all("td")[5]
+    usd = parse(_render(priced)).by_id("cost").all("tr", "phase-judge")[0].all("td")[5]
     rubric_votes = [v for r in priced for v in r["statement"]["predicate"]["votes"]]
     want = (
         sum(
@@ -404,7 +412,7 @@ def test_cost_per_phase(dom: Node, receipts: list[dict[str, Any]]) -> None:
         / 1e6
     )
     assert usd.text() == f"${want:,.4f}"
-    no_cost = parse(render_report(priced)).by_id("cost").all("tr", "phase-execution")[0]
+    no_cost = parse(_render(priced)).by_id("cost").all("tr", "phase-execution")[0]
     assert no_cost.all("td")[1].text() == "not recorded"
 
 
@@ -429,30 +437,35 @@ def test_verify_commands_are_exact(dom: Node, receipts: list[dict[str, Any]]) ->
     assert codes["r-good"] == "jurat verify /tmp/out/r-good.sigstore.json --key /tmp/keys/jurat.pub"
     assert len(dom.by_id("verify").all("code")) == len(receipts)
     odd = dict(receipts[0], receipt_path="/tmp/my out/r-good.sigstore.json", key_path=None)
-    code = parse(render_report([odd])).by_id("verify").all("code")[0].text()
+    code = parse(_render([odd])).by_id("verify").all("code")[0].text()
     assert code == "jurat verify '/tmp/my out/r-good.sigstore.json' --key <pub>"
 
 
-def test_receipt_without_predicate_is_refused() -> None:
-    with pytest.raises(ValidationError, match=r"receipts\[0\]\.statement\.predicate"):
-        render_report([{"statement": {"_type": "x"}}])
-    with pytest.raises(ValidationError, match=r"receipts\[0\]\.statement"):
-        render_report([{"receipt_path": "x"}])
-
-
-def test_malformed_predicate_fields_render_as_dashes_not_crashes() -> None:
-    odd = {
-        "campaign": {"kind": "rubric"},
-        "votes": "not a list",
-        "decision": {"agreement": float("nan"), "agreement_votes": "²/3", "reasons": 7},
-    }
-    row = _decision_rows(parse(render_report([{"statement": {"predicate": odd}}])))[0]
-    assert row.attrs["data-outcome"] == "missing"
-    assert row.all("td", "agreement")[0].text() == "²/3"
+def test_a_statement_is_read_as_the_verifier_reads_it_or_refused(
+    receipts: list[dict[str, Any]],
+) -> None:
+    # Step 4 of verification (schema and normal form), naming the field: nothing is read
+    # leniently, so a field of the wrong type or one left to its default is not a dash.
+    with pytest.raises(VerificationError, match=r"_type 'x' is not"):
+        ReportReceipt.model_validate({"statement": {"_type": "x"}})
+    with pytest.raises(pydantic.ValidationError, match=r"statement"):
+        ReportReceipt.model_validate({"receipt_path": "x"})
+    odd = json.loads(json.dumps(receipts[0]["statement"]))
+    odd["predicate"]["decision"]["agreement"] = "2/3"
+    with pytest.raises(VerificationError, match=r"predicate\.decision\.agreement"):
+        ReportReceipt(statement=odd)
+    defaulted = json.loads(json.dumps(receipts[0]["statement"]))
+    del defaulted["predicate"]["votes"][0]["attempts"]  # the record has a default for it
+    with pytest.raises(VerificationError, match="not in normal form"):
+        ReportReceipt(statement=defaulted)
+    # What an earlier jurat wrote and still verifies reads as it was signed: a vote with the
+    # judge's explanation text, a gate without data.reference (receipt_builder.py).
+    first = ReportReceipt.model_validate(receipts[0]).statement
+    assert statement_document(first) == receipts[0]["statement"]
 
 
 def test_rendering_is_deterministic_and_empty_input_renders(receipts: list[dict[str, Any]]) -> None:
-    assert render_report(receipts) == render_report(receipts)
+    assert _render(receipts) == _render(receipts)
     empty = parse(render_report([]))
     assert "No receipts" in empty.by_id("decisions").text()
 
@@ -463,9 +476,10 @@ def test_load_receipt_files_decodes_bundles(tmp_path: Path, receipts: list[dict[
         (tmp_path / f"{i}-{name}.sigstore.json").write_text(json.dumps(bundle(r["statement"])))
     (tmp_path / "notes.json").write_text("{}")
     loaded = load_receipt_files(tmp_path, key_path=tmp_path / "jurat.pub")
-    assert [x["statement"] for x in loaded] == [r["statement"] for r in receipts[:3]]
-    assert loaded[0]["receipt_path"] == str(tmp_path / "0-r-good.sigstore.json")
-    assert loaded[0]["key_path"] == str(tmp_path / "jurat.pub")
+    assert [statement_document(x.statement) for x in loaded] == [
+        r["statement"] for r in receipts[:3]]
+    assert loaded[0].receipt_path == str(tmp_path / "0-r-good.sigstore.json")
+    assert loaded[0].key_path == str(tmp_path / "jurat.pub")
     assert _row(parse(render_report(loaded)), "r-good").attrs["data-outcome"] == "accept"
 
 
@@ -492,6 +506,10 @@ def _bundle(payload: str, payload_type: str = "application/vnd.in-toto+json") ->
         (_bundle("%%%"), "payload"),
         (_bundle("e30=", "text/plain"), "payloadType"),
         (_bundle(base64.b64encode(b"[1]").decode()), "not an in-toto statement"),
+        (_bundle(base64.b64encode(json.dumps({
+            "_type": "https://in-toto.io/Statement/v1", "subject": [],
+            "predicateType": "https://jurat.dev/decision/v1", "predicate": {},
+        }).encode()).decode()), r"parse statement: \d+ schema error"),
     ],
 )
 def test_load_receipt_files_refuses_bad_bundles(tmp_path: Path, content: str, message: str) -> None:

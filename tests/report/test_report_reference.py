@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jurat.checks import deterministic_equivalence
 from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, EquivalencePolicy
+from jurat.report import ReportReceipt
 from jurat.report._report import render_report
 from tests.report.receipt_builder import statement
 from tests.support.builders import gate, policy, vote
@@ -25,7 +26,7 @@ SECRETS = ("40,000", "40000", "leftover")
 
 
 def _render(*statements: dict[str, object]) -> str:
-    return render_report([{"statement": s} for s in statements])
+    return render_report([ReportReceipt(statement=s) for s in statements])
 
 
 def test_an_old_receipt_shows_neither_the_gold_gate_detail_nor_the_judge_reason() -> None:

@@ -29,7 +29,6 @@ from jurat.receipts import (
     PublicKey,
     Statement,
     read_at_most,
-    read_decision_statement,
     receipt_digest,
     verify_bundle,
 )
@@ -72,12 +71,13 @@ def _latest(receipts: Sequence[Path], key: PublicKey) -> dict[str, tuple[Stateme
     for path in receipts:
         data = _read(path)
         report = verify_bundle(data, key)
-        if not report.ok:
+        if not report.ok or report.statement is None:
             failed = report.failed
             where = f"step {failed.number} ({failed.name})" if failed else "a step"
             raise VerificationError(f"{path}: {where} failed; calibration counts only "
                                     "receipts that verify (fix: `jurat verify` it)")
-        statement = read_decision_statement(data)
+        # The statement the verifier read and re-derived, not a second reading of the bytes.
+        statement = report.statement
         predicate = statement.predicate
         if campaign is None:
             campaign = predicate.campaign.id

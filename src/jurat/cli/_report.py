@@ -24,8 +24,7 @@ def report_command(source: str, html: Path, key_path: Path | None) -> ExitCode:
     path = Path(source)
     try:
         if path.is_dir():
-            receipts = [ReportReceipt.model_validate(r)
-                        for r in load_receipt_files(path, key_path=key_path)]
+            receipts = load_receipt_files(path, key_path=key_path)
         else:
             receipts = _receipts_from_ledger(source, key_path)
         page = render_report(receipts)

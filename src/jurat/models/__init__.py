@@ -16,7 +16,6 @@ from jurat.models._decision import (
     Verdict,
     equivalence_word,
     outcome_word,
-    recorded_outcome_word,
     tone_of,
 )
 from jurat.models._digest import policy_digest, record_digest
@@ -104,6 +103,5 @@ __all__ = [
     "outcome_word",
     "policy_digest",
     "record_digest",
-    "recorded_outcome_word",
     "tone_of",
 ]

@@ -9,7 +9,6 @@ instead of spelling their own, and colours for a tone live in ``jurat.style``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field
@@ -59,34 +58,14 @@ def outcome_word(
 ) -> str | None:
     """The one word that names a decision of ``kind``; None when that field is not set.
 
-    Takes the fields rather than a ``Decision`` so that readers of receipts from other jurat
-    versions (the report, ``jurat replay``) name a decision the same way.
+    Takes the fields rather than a ``Decision`` so that a reader that knows the campaign's
+    kind (the report, from ``predicate.campaign.kind``) names the decision by it.
     """
     if kind == "equivalence":
         return equivalence_word(equivalent)
     if kind == "criteria":
         return rollout
     return disposition
-
-
-def recorded_outcome_word(decision: Mapping[str, object], kind: str | None = None) -> str | None:
-    """``outcome_word`` of a decision object as a receipt records it, read leniently.
-
-    A receipt is untrusted JSON from any jurat version: a field of the wrong type counts as
-    not set. ``kind`` overrides the decision's own ``kind`` (a reader that knows the campaign).
-    """
-
-    def text(key: str) -> str | None:
-        value = decision.get(key)
-        return value if isinstance(value, str) else None
-
-    equivalent = decision.get("equivalent")
-    return outcome_word(
-        kind if kind is not None else text("kind"),
-        disposition=text("disposition"),
-        rollout=text("rollout"),
-        equivalent=equivalent if isinstance(equivalent, bool) else None,
-    )
 
 
 def tone_of(word: str | None) -> Tone:

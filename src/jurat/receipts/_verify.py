@@ -83,14 +83,22 @@ class VerifyReport(Frozen):
     a key (``rederive_bundle``) step 3 did not run and is absent."""
     ok: bool
     """True only when all seven steps ran and held (never without a key)."""
-    statement: dict[str, Any] | None = None
-    """The parsed statement, once step 4 passed (signed, when step 3 ran)."""
+    statement: Statement | None = None
+    """The statement, as step 4 parsed it (schema and normal form), once step 4 passed
+    (signed, when step 3 ran): what every reader of a verified receipt reads."""
     decision: Decision | None = None
     """The re-derived decision, once step 6 passed."""
-    artifact_id: str | None = None
-    """The statement's artifact id (``predicate.artifact.id``), once step 4 passed."""
-    artifact_sha256: str | None = None
-    """The statement's artifact digest (``predicate.artifact.sha256``), once step 4 passed."""
+
+    @property
+    def artifact_id(self) -> str | None:
+        """The statement's artifact id (``predicate.artifact.id``), once step 4 passed."""
+        return self.statement.predicate.artifact.id if self.statement is not None else None
+
+    @property
+    def artifact_sha256(self) -> str | None:
+        """The statement's artifact digest (``predicate.artifact.sha256``), once step 4
+        passed."""
+        return self.statement.predicate.artifact.sha256 if self.statement is not None else None
 
     @property
     def failed(self) -> VerifyStep | None:
@@ -320,7 +328,6 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
 
     def statement() -> str:
         state["doc"], state["statement"] = _read_statement(state["bundle"].payload)
-        state["artifact"] = state["statement"].predicate.artifact
         return "in-toto Statement v1, predicate https://jurat.dev/decision/v1, normal form"
 
     def rerun() -> str:
@@ -344,14 +351,11 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
             ),
         )
     )
-    artifact = state.get("artifact")
     return VerifyReport(
         steps=tuple(run.steps),
         ok=bool(ok) and key is not None,
-        statement=state.get("doc"),
+        statement=state.get("statement"),
         decision=state.get("derived"),
-        artifact_id=artifact.id if artifact is not None else None,
-        artifact_sha256=artifact.sha256 if artifact is not None else None,
     )
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from jurat.errors import IntakeError, JuratError
 from jurat.ledger import Checkpoint, Ledger
 from jurat.models import Frozen, tone_of
-from jurat.receipts import read_statement
+from jurat.receipts import read_decision_statement
 from jurat.report._board_files import (
     CHECKPOINT_NAME,
     LOG_PUBLIC_NAME,
@@ -40,7 +40,7 @@ from jurat.report._board_files import (
     receipt_file_name,
     sigstore_command,
 )
-from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view
+from jurat.report._report_data import ArtifactView, ReportReceipt, views_of
 from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 
@@ -86,7 +86,7 @@ def _write_receipts(ledger: Ledger, files: Path, checkpoint: Checkpoint | None
     seqs: list[int] = []
     for entry, signed in ledger.receipts():
         try:
-            statement = read_statement(signed)
+            statement = read_decision_statement(signed)
         except JuratError as exc:
             raise IntakeError(f"ledger entry {entry.seq}: not a jurat receipt: {exc}") from exc
         review = entry.payload.get("review_version")
@@ -130,7 +130,7 @@ def write_board(ledger: Ledger, out: Path, *, public_key: Path | None,
     (files / OPENSSL_SCRIPT_NAME).write_text(OPENSSL_SCRIPT, encoding="utf-8")
     (files / SIGSTORE_SCRIPT_NAME).write_text(SIGSTORE_SCRIPT, encoding="utf-8")
     written = _write_receipts(ledger, files, checkpoint)
-    views = tag_versions([artifact_view(i, r) for i, (r, _, _) in enumerate(written)])
+    views = tag_versions(views_of([receipt for receipt, _, _ in written]))
     rows = [_Row(view=v, name=written[v.index][1], proven=written[v.index][2])
             for v in display_order(views)]
     page = Path(out) / "index.html"
@@ -147,9 +147,7 @@ def _link(name: str, text: str, cls: str, element_id: str | None = None) -> str:
 
 
 def _n(v: ArtifactView) -> str:
-    if v.samples is None:
-        return "—"
-    return f"{v.samples} samples ({v.valid_samples or 0} valid)"
+    return f"{v.samples} samples ({v.valid_samples} valid)"
 
 
 def _row(row: _Row, *, has_key: bool, has_log_key: bool) -> str:
@@ -157,7 +155,7 @@ def _row(row: _Row, *, has_key: bool, has_log_key: bool) -> str:
     state = "superseded" if v.superseded else "current"
     attrs = (f'class="verdict tone-{v.tone} {state}" data-artifact="{escape(v.artifact_id)}" '
              f'data-campaign="{escape(v.campaign_id)}" data-outcome="{escape(v.outcome)}" '
-             f'data-review="{v.review_version or ""}" data-file="{escape(name)}"')
+             f'data-review="{v.review_version}" data-file="{escape(name)}"')
     files = _link(name, "receipt", "receipt")
     if row.proven:
         files += _link(f"{name}.proof.json", "inclusion proof", "proof")

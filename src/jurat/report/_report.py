@@ -15,7 +15,7 @@ from jurat.models import MonitorBounds, tone_of
 from jurat.report._bias import bias_section
 from jurat.report._charts import agreement_section, convergence_section, order_section
 from jurat.report._details import details
-from jurat.report._report_data import ArtifactView, ReportReceipt, artifact_view, coerce_receipts
+from jurat.report._report_data import ArtifactView, ReportReceipt, views_of
 from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._report_stats import CostRow, cost_rows
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
@@ -27,7 +27,7 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def render_report(
-    receipts: Sequence[ReportReceipt] | Sequence[Mapping[str, Any]],
+    receipts: Sequence[ReportReceipt],
     *,
     title: str = "jurat report",
     cost: Mapping[str, Any] | None = None,
@@ -37,7 +37,7 @@ def render_report(
 
     ``monitor``: the bias monitor's bounds (a campaign's ``[monitor]``); default, its
     defaults."""
-    views = tag_versions([artifact_view(i, r) for i, r in enumerate(coerce_receipts(receipts))])
+    views = tag_versions(views_of(receipts))
     rows = display_order(views)
     latest = current(rows)
     # Every version listed was paid for, so cost reads them all; the charts read the
@@ -112,7 +112,7 @@ _ORDER_NOTE = (
 def _samples(v: ArtifactView) -> str:
     if not v.votes and v.vetoed:
         return "not asked"
-    return "—" if v.samples is None else f"{v.valid_samples or 0} / {v.samples}"
+    return f"{v.valid_samples} / {v.samples}"
 
 
 def _decision_row(v: ArtifactView) -> str:
@@ -120,7 +120,7 @@ def _decision_row(v: ArtifactView) -> str:
     attrs = (
         f'class="decision tone-{v.tone} {state}" id="decision-{v.index}" '
         f'data-artifact="{escape(v.artifact_id)}" data-outcome="{escape(v.outcome)}" '
-        f'data-campaign="{escape(v.campaign_id)}" data-review="{v.review_version or ""}" '
+        f'data-campaign="{escape(v.campaign_id)}" data-review="{v.review_version}" '
         f'data-superseded-by="{v.superseded_by or ""}" '
         f'data-vetoed-by="{escape(" ".join(v.vetoed_by))}"'
         + ("" if v.ledger_seq is None else f' data-ledger-seq="{v.ledger_seq}"')
@@ -193,9 +193,9 @@ def _cost_section(rows: Sequence[CostRow]) -> str:
 
 def _verify_section(views: Sequence[ArtifactView]) -> str:
     body = [
-        f'<tr data-artifact="{escape(v.artifact_id)}" data-review="{v.review_version or ""}">'
+        f'<tr data-artifact="{escape(v.artifact_id)}" data-review="{v.review_version}">'
         + cell(escape(v.artifact_id))
-        + cell("—" if v.review_version is None else f"v{v.review_version}")
+        + cell(f"v{v.review_version}")
         + cell(f'<code class="verify">{escape(v.verify_command)}</code>')
         + "</tr>"
         for v in views

@@ -1,11 +1,12 @@
-"""Read receipt predicates into the records the HTML report draws. Pure: no I/O, no clock.
+"""Read receipt statements into the records the HTML report draws. Pure: no I/O, no clock.
 
-Receipts are read leniently (``_lenient``: a missing field shows as a dash) because the report
-must still render a receipt from an older or newer jurat; only a statement without a predicate
-is refused. Nothing here re-decides anything: outcomes come from the signed ``decision`` and
-are named by ``jurat.models.recorded_outcome_word``, each sample's label is read by
-``_votes`` with the fold's own rules, the reasons are ordered root cause first by ``_why``,
-and cost uses ``jurat.judges.judge_phase``.
+A receipt reaches the report as the typed ``Statement`` the verifier reads
+(``jurat.receipts``: verification's bounds and step 4, schema and normal form), so every
+field this module reads has the type docs/receipt-format.md §6 gives it; a receipt that
+does not parse is refused where it is read, naming it. Nothing here re-decides anything:
+outcomes come from the signed ``decision`` and are named by ``jurat.models.outcome_word``,
+each sample's label is read by ``_votes`` with the fold's own rules, the reasons are ordered
+root cause first by ``_why``, and cost uses ``jurat.judges.judge_phase``.
 
 The report is contributor-visible, so it shows no reference material (docs/receipt-format.md
 §11) even from receipts written before jurat kept it out of them: an equivalence judge's free
@@ -16,26 +17,33 @@ when the gate says how it treated ``b`` (``_why.gate_detail``).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
 
-from jurat.errors import ValidationError
 from jurat.judges import PhaseCost, Price, judge_phase
-from jurat.models import Frozen, Tone, recorded_outcome_word, tone_of
-from jurat.report._lenient import as_float, as_int, as_list, as_object, as_text
+from jurat.models import (
+    CriterionOutcome,
+    Decision,
+    Frozen,
+    GateOutcome,
+    Policy,
+    Tone,
+    outcome_word,
+    tone_of,
+)
+from jurat.receipts import Statement
+from jurat.receipts._statement import parse_statement
 from jurat.report._votes import VoteRow, vote_row
 from jurat.report._why import gate_detail, why
 
 __all__ = [
     "ArtifactView",
-    "CriterionRow",
     "GateRow",
     "ReportReceipt",
     "VoteRow",
     "artifact_view",
-    "coerce_receipts",
     "verify_command",
 ]
 
@@ -43,8 +51,10 @@ __all__ = [
 class ReportReceipt(Frozen):
     """One receipt as the report reads it."""
 
-    statement: dict[str, Any]
-    """The in-toto Statement v1 (the decoded DSSE payload)."""
+    statement: Statement
+    """The in-toto Statement v1 of the receipt, as the verifier parses it. Given as its JSON
+    document it is parsed the same way (schema and normal form: ``parse_statement``), never
+    leniently."""
     receipt_path: str | None = None
     """Where the Sigstore bundle lies, for the verify command; None when unknown."""
     key_path: str | None = None
@@ -54,6 +64,13 @@ class ReportReceipt(Frozen):
     ``jurat replay`` when the receipt has no file of its own; None when not from a ledger."""
     ledger_seq: int | None = None
     """Its entry's position in that ledger."""
+
+    @pydantic.field_validator("statement", mode="before")
+    @classmethod
+    def _strict(cls, value: Any) -> Any:
+        # pydantic would fill a document's missing fields with their defaults; the verifier's
+        # parse refuses it (VerificationError, step "parse statement").
+        return value if isinstance(value, Statement) else parse_statement(value)
 
 
 class GateRow(Frozen):
@@ -68,28 +85,7 @@ class GateRow(Frozen):
     tool: str
     """Tool and version that decided it."""
     detail: str
-    """Finer outcome, if recorded."""
-
-
-class CriterionRow(Frozen):
-    """One criterion evaluation of a criteria-kind decision."""
-
-    judge: str
-    """Judge id."""
-    criterion_id: str
-    """Criterion id."""
-    blocker: bool
-    """Whether it is a blocker."""
-    verdict: str
-    """Majority verdict."""
-    agreement: float | None
-    """Top count / N."""
-    agreement_votes: str
-    """The same as ``top/N``."""
-    gate: str
-    """pass, warn or block."""
-    sample_verdicts: tuple[str, ...]
-    """Per-sample verdicts in dispatch order."""
+    """Finer outcome, if recorded (``_why.gate_detail``)."""
 
 
 class ArtifactView(Frozen):
@@ -120,9 +116,9 @@ class ArtifactView(Frozen):
     agreement_text: str
     """Agreement as shown, e.g. ``2/3``; for criteria the weakest evaluation; under a veto
     ``not asked`` or ``not considered: veto``."""
-    valid_samples: int | None
+    valid_samples: int
     """Samples with a validated answer."""
-    samples: int | None
+    samples: int
     """All samples recorded."""
     vetoed_by: tuple[str, ...]
     """The required gates that decided the outcome whatever the judges said (``_why``)."""
@@ -134,7 +130,7 @@ class ArtifactView(Frozen):
     """Every recorded gate, in pipeline order."""
     reasons: tuple[str, ...]
     """Why, root cause first (``_why``)."""
-    review_version: int | None
+    review_version: int
     """Review version of this receipt."""
     supersedes: str | None
     """Digest of the receipt it supersedes."""
@@ -143,7 +139,7 @@ class ArtifactView(Frozen):
     versions: int = 1
     """How many review versions of the same artifact the report lists."""
     fidelity: str
-    """replay_fidelity_level, or ``unstated``."""
+    """replay_fidelity_level."""
     verify_command: str
     """The command that verifies this receipt."""
     paths_known: bool
@@ -156,8 +152,8 @@ class ArtifactView(Frozen):
     """criteria: ids of blocker criteria."""
     votes: tuple[VoteRow, ...]
     """All samples in dispatch order."""
-    criteria: tuple[CriterionRow, ...]
-    """criteria: every criterion evaluation."""
+    criteria: tuple[CriterionOutcome, ...]
+    """criteria: every criterion evaluation, as the decision records it."""
     judge_cost: PhaseCost
     """The judge phase of this receipt: recorded usage at the policy's pinned prices."""
 
@@ -170,30 +166,6 @@ class ArtifactView(Frozen):
     def vetoed(self) -> bool:
         """A required gate decided the outcome; the votes, if any, were not considered."""
         return bool(self.vetoed_by)
-
-
-def coerce_receipts(
-    receipts: Sequence[ReportReceipt] | Sequence[Mapping[str, Any]],
-) -> list[ReportReceipt]:
-    """Accept records or plain dicts; refuse a receipt without a predicate, naming the field."""
-    out = []
-    for i, item in enumerate(receipts):
-        if isinstance(item, ReportReceipt):
-            out.append(item)
-            continue
-        try:
-            out.append(ReportReceipt.model_validate(item))
-        except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValidationError(f"receipts[{i}].{where}: {first['msg']}") from exc
-    for i, r in enumerate(out):
-        if not isinstance(r.statement.get("predicate"), dict):
-            raise ValidationError(
-                f"receipts[{i}].statement.predicate: missing or not an object; "
-                "pass the decoded in-toto statement"
-            )
-    return out
 
 
 def verify_command(artifact_id: str, receipt: ReportReceipt) -> str:
@@ -212,28 +184,16 @@ def verify_command(artifact_id: str, receipt: ReportReceipt) -> str:
     return f"jurat verify {shown} --key {key}"
 
 
-def _criterion_row(raw: Mapping[str, Any]) -> CriterionRow:
-    return CriterionRow(
-        judge=as_text(raw.get("judge")),
-        criterion_id=as_text(raw.get("criterion_id")),
-        blocker=raw.get("blocker") is True,
-        verdict=as_text(raw.get("verdict")),
-        agreement=as_float(raw.get("agreement")),
-        agreement_votes=as_text(raw.get("agreement_votes")),
-        gate=as_text(raw.get("gate")),
-        sample_verdicts=tuple(str(v) for v in as_list(raw.get("sample_verdicts"))),
-    )
-
-
-def _outcome(kind: str, decision: Mapping[str, Any]) -> tuple[str, Tone]:
-    word = recorded_outcome_word(decision, kind)
+def _outcome(kind: str, decision: Decision) -> tuple[str, Tone]:
+    word = outcome_word(kind, disposition=decision.disposition, rollout=decision.rollout,
+                        equivalent=decision.equivalent)
     return (word, tone_of(word)) if word is not None else ("missing", "none")
 
 
-def _score(kind: str, decision: Mapping[str, Any], policy: Mapping[str, Any]) -> str:
+def _score(kind: str, decision: Decision, policy: Policy) -> str:
     if kind == "rubric":
-        q_bp, q = as_int(decision.get("q_bp")), as_float(decision.get("q"))
-        threshold = as_float(as_object(policy.get("rubric")).get("threshold"))
+        q_bp, q = decision.q_bp, decision.q
+        threshold = policy.rubric.threshold if policy.rubric is not None else None
         shown = (
             f"Q {q_bp / 10000:.4f}"
             if q_bp is not None
@@ -243,115 +203,102 @@ def _score(kind: str, decision: Mapping[str, Any], policy: Mapping[str, Any]) ->
         )
         return shown + (f" (min {threshold:g})" if threshold is not None else "")
     if kind == "pairwise":
-        label, entropy = decision.get("label"), as_float(decision.get("entropy"))
+        label, entropy = decision.label, decision.entropy
         shown = f"prefers {label}" if label else "no majority"
         return shown + (f", H {entropy:.2f}" if entropy is not None else "")
     if kind == "criteria":
-        gates = [as_object(c).get("gate") for c in as_list(decision.get("criteria"))]
+        gates = [c.gate for c in decision.criteria]
         return f"pass {gates.count('pass')}/{len(gates)}"
     if kind == "equivalence":
-        if decision.get("equivalence_settled") and not decision.get("samples"):
+        if decision.equivalence_settled and not decision.samples:
             return "settled deterministically"
-        return f"by judges: {as_text(decision.get('label'), 'no verdict')}"
+        return f"by judges: {decision.label or 'no verdict'}"
     return "—"
 
 
-def _agreement_text(decision: Mapping[str, Any], criteria: Sequence[CriterionRow]) -> str:
-    if decision.get("agreement_votes"):
-        return str(decision["agreement_votes"])
-    scored = [c for c in criteria if c.agreement is not None]
-    if scored:
-        weakest = min(scored, key=lambda c: c.agreement or 0.0)
+def _agreement_text(decision: Decision) -> str:
+    if decision.agreement_votes:
+        return decision.agreement_votes
+    if decision.criteria:
+        weakest = min(decision.criteria, key=lambda c: c.agreement)
         return f"min {weakest.agreement_votes}"
     return "—"
 
 
-def _reading(kind: str, decision: Mapping[str, Any], score: str, agreement: str) -> str:
+def _reading(kind: str, decision: Decision, score: str, agreement: str) -> str:
     """What the judges said, in a few words: shown under a veto only as not considered."""
-    label = decision.get("label")
-    if kind == "rubric" and isinstance(label, str):
+    label = decision.label
+    if kind == "rubric" and label is not None:
         return f"{label}, {score.split(' (')[0]}, {agreement}"
-    if isinstance(label, str):
+    if label is not None:
         return f"{label}, {agreement}"
     return "" if score in ("—", "no Q") else score
 
 
-def _judge_cost(policy: Mapping[str, Any], votes: Sequence[VoteRow]) -> PhaseCost:
-    """The receipt's judge phase, at the prices pinned in the receipt's own policy."""
-    prices = {
-        as_text(judge.get("id")): Price(
-            in_per_mtok=as_float(judge.get("price_in_per_mtok")),
-            out_per_mtok=as_float(judge.get("price_out_per_mtok")),
-        )
-        for judge in map(as_object, as_list(policy.get("judges")))
-    }
-    return judge_phase(votes, prices)
-
-
-def _gate_row(gate: Mapping[str, Any]) -> GateRow:
+def _gate_row(gate: GateOutcome) -> GateRow:
     return GateRow(
-        id=as_text(gate.get("id")),
-        outcome=as_text(gate.get("outcome")),
-        required=gate.get("required") is True,
-        tool=f"{as_text(gate.get('tool'), '')} {as_text(gate.get('tool_version'), '')}".strip(),
+        id=gate.id,
+        outcome=gate.outcome,
+        required=gate.required,
+        tool=f"{gate.tool} {gate.tool_version}".strip(),
         detail=gate_detail(gate),
     )
 
 
+def _paths_known(receipt: ReportReceipt) -> bool:
+    from_ledger = receipt.ledger_seq is not None and receipt.ledger
+    return bool(receipt.key_path and (receipt.receipt_path or from_ledger))
+
+
 def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
     """Summarise one receipt (its review versions are related to others by ``_rows``)."""
-    predicate = as_object(receipt.statement.get("predicate"))
-    campaign, artifact = as_object(predicate.get("campaign")), as_object(predicate.get("artifact"))
-    decision, review = as_object(predicate.get("decision")), as_object(predicate.get("review"))
-    policy = as_object(campaign.get("policy"))
-    kind = as_text(campaign.get("kind") or decision.get("kind") or policy.get("kind"))
-    artifact_id = as_text(artifact.get("id"), f"artifact-{index}")
-    rubric = as_object(policy.get("rubric"))
-    votes = tuple(vote_row(kind, as_object(v), rubric) for v in as_list(predicate.get("votes")))
-    criteria = tuple(_criterion_row(as_object(c)) for c in as_list(decision.get("criteria")))
-    suite = as_object(policy.get("criteria"))
+    predicate = receipt.statement.predicate
+    campaign, decision, policy = predicate.campaign, predicate.decision, predicate.campaign.policy
+    kind, artifact_id = campaign.kind, predicate.artifact.id
+    votes = tuple(vote_row(kind, v, policy.rubric) for v in predicate.votes)
     outcome, tone = _outcome(kind, decision)
-    score, agreement_text = _score(kind, decision, policy), _agreement_text(decision, criteria)
+    score, agreement_text = _score(kind, decision, policy), _agreement_text(decision)
     reading = _reading(kind, decision, score, agreement_text) if votes else ""
-    cause = why(kind, policy, predicate, decision, len(votes), reading)
-    agreement = as_float(decision.get("agreement"))
+    cause = why(predicate, reading)
+    agreement = decision.agreement
     if cause.vetoed_by:
         # The veto decided: Q and agreement would read as the judges backing it.
         score, agreement = "vetoed", None
         agreement_text = "not considered: veto" if votes else "not asked"
+    suite = policy.criteria
     return ArtifactView(
         index=index,
         artifact_id=artifact_id,
-        campaign_id=as_text(campaign.get("id")),
-        artifact_sha256=as_text(artifact.get("sha256")),
-        policy_sha256=as_text(campaign.get("policy_sha256")),
+        campaign_id=campaign.id,
+        artifact_sha256=predicate.artifact.sha256,
+        policy_sha256=campaign.policy_sha256,
         kind=kind,
         outcome=outcome,
         tone=tone,
         score=score,
         agreement=agreement,
         agreement_text=agreement_text,
-        valid_samples=as_int(decision.get("valid_samples")),
-        samples=as_int(decision.get("samples")),
+        valid_samples=decision.valid_samples,
+        samples=decision.samples,
         vetoed_by=cause.vetoed_by,
         gates_failed=cause.gates_failed,
         gates_text=cause.gates_text,
-        gates=tuple(_gate_row(g) for g in map(as_object, as_list(predicate.get("gates")))),
+        gates=tuple(_gate_row(g) for g in predicate.gates),
         reasons=cause.lines,
-        review_version=as_int(review.get("version")),
-        supersedes=review.get("supersedes") if isinstance(review.get("supersedes"), str) else None,
-        fidelity=as_text(predicate.get("replay_fidelity_level"), "unstated"),
+        review_version=predicate.review.version,
+        supersedes=predicate.review.supersedes,
+        fidelity=predicate.replay_fidelity_level,
         verify_command=verify_command(artifact_id, receipt),
-        paths_known=bool(receipt.key_path and (
-            receipt.receipt_path or (receipt.ledger_seq is not None and receipt.ledger))),
+        paths_known=_paths_known(receipt),
         ledger_seq=receipt.ledger_seq,
-        quorum=as_float(suite.get("blocker_quorum")),
-        blockers=tuple(
-            str(as_object(c).get("id"))
-            for c in as_list(suite.get("items"))
-            if as_object(c).get("blocker")
-        ),
+        quorum=suite.blocker_quorum if suite is not None else None,
+        blockers=tuple(c.id for c in suite.items if c.blocker) if suite is not None else (),
         votes=votes,
-        criteria=criteria,
-        judge_cost=_judge_cost(policy, votes),
+        criteria=decision.criteria,
+        judge_cost=judge_phase(predicate.votes, {j.id: Price.of(j) for j in policy.judges}),
     )
+
+
+def views_of(receipts: Sequence[ReportReceipt]) -> list[ArtifactView]:
+    """Every receipt's view, in input order (``index`` is the position)."""
+    return [artifact_view(i, r) for i, r in enumerate(receipts)]

@@ -122,7 +122,7 @@ svg.chart rect.track { fill: #eef1f4; }
 
 def review_text(v: ArtifactView) -> str:
     """The review cell: the version, tagged superseded or current when there are several."""
-    shown = "—" if v.review_version is None else f"v{v.review_version}"
+    shown = f"v{v.review_version}"
     if v.superseded_by is not None:
         return shown + f' <span class="tag superseded">superseded by v{v.superseded_by}</span>'
     if v.versions > 1:

@@ -30,20 +30,15 @@ def _key(view: ArtifactView) -> tuple[str, str]:
     return view.campaign_id, view.artifact_id
 
 
-def _version(view: ArtifactView) -> int:
-    # A receipt without a readable version ranks below every real one (versions start at 1).
-    return view.review_version or 0
-
-
 def tag_versions(views: Sequence[ArtifactView]) -> list[ArtifactView]:
     """Each view with ``superseded_by`` (the next higher version listed) and ``versions``."""
     groups: dict[tuple[str, str], list[int]] = {}
     for v in views:
-        groups.setdefault(_key(v), []).append(_version(v))
+        groups.setdefault(_key(v), []).append(v.review_version)
     out = []
     for v in views:
         versions = sorted(set(groups[_key(v)]))
-        later = [n for n in versions if n > _version(v)]
+        later = [n for n in versions if n > v.review_version]
         out.append(v.model_copy(update={
             "superseded_by": later[0] if later else None,
             "versions": len(groups[_key(v)]),
@@ -65,6 +60,6 @@ def display_order(views: Sequence[ArtifactView]) -> list[ArtifactView]:
         v.campaign_id,
         severity.get(_key(v), SEVERITY[v.tone]),
         v.artifact_id,
-        -_version(v),
+        -v.review_version,
         v.index,
     ))

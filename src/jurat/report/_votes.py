@@ -15,14 +15,11 @@ shown only beside the label, and only when it differs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
-
-import pydantic
+from typing import Any
 
 from jurat.errors import JuratError
 from jurat.fold import canonical_preference, eligibility
-from jurat.models import Frozen, Tone, Vote
-from jurat.report._lenient import as_float, as_int, as_list, as_object, as_text
+from jurat.models import Frozen, Rubric, Tone, Vote
 
 __all__ = ["VoteRow", "vote_row"]
 
@@ -50,7 +47,7 @@ class VoteRow(Frozen):
     """Judge id."""
     criterion: str
     """Criterion id, or rubric / pairwise / equivalence."""
-    sample: int | None
+    sample: int
     """Sample index k."""
     order: str | None
     """Presentation order (pairwise)."""
@@ -67,114 +64,103 @@ class VoteRow(Frozen):
     summary: str
     """The answer behind ``said``: Q and scores, the presented preference, the error's effect."""
     explanation: str
-    """The judge's explanation or reason, truncated (untrusted text)."""
+    """The judge's explanation or reason, truncated (untrusted text), from receipts made
+    before votes recorded it by its digest (docs/receipt-format.md §6.7); else empty."""
     error: str | None
     """Error kind of an errored sample."""
-    latency_ms: int | None
+    latency_ms: int
     """Call latency."""
-    dispatch_ms: int | None
-    """Dispatch time since job start."""
-    input_tokens: int
-    """Input tokens the endpoint reported."""
-    output_tokens: int
-    """Output tokens the endpoint reported."""
 
 
 def _clip(text: str) -> str:
     return text if len(text) <= _EXPLANATION_CHARS else text[: _EXPLANATION_CHARS - 1] + "…"
 
 
-def _rubric(answer: Mapping[str, Any], rubric: Mapping[str, Any]) -> tuple[str, str]:
+def _text(answer: Mapping[str, Any], key: str) -> str | None:
+    """A string field of a judge's answer (the predicate types the answer as an object)."""
+    value = answer.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _rubric(answer: Mapping[str, Any], rubric: Rubric | None) -> tuple[str, str]:
     """The fold's per-sample eligibility (``jurat.fold.eligibility``) and the scores behind it."""
-    scores = as_object(answer.get("scores"))
-    items = [as_object(c) for c in as_list(rubric.get("criteria"))]
+    scores = answer.get("scores")
+    scores = scores if isinstance(scores, dict) else {}
+    criteria = rubric.criteria if rubric is not None else ()
     # In the rubric's order (the receipt's canonical JSON sorts the keys), then any others.
-    order = [str(c.get("id")) for c in items]
+    order = [c.id for c in criteria]
     keys = [k for k in order if k in scores] + sorted(k for k in scores if k not in order)
     marks = ", ".join(f"{k} {scores[k]}" for k in keys)
-    threshold = as_float(rubric.get("threshold"))
-    if threshold is None or not items:
+    if rubric is None:
         return "unscorable", marks
     try:
-        weights = {str(c.get("id")): float(c.get("weight", 0.0)) for c in items}
         verdict = eligibility(
-            {k: scores[k] for k in weights},
-            weights=weights,
-            minima={str(c.get("id")): c.get("minimum") for c in items},
-            threshold=threshold,
+            {c.id: scores[c.id] for c in criteria},
+            weights={c.id: c.weight for c in criteria},
+            minima={c.id: c.minimum for c in criteria},
+            threshold=rubric.threshold,
         )
     except (JuratError, KeyError, TypeError, ValueError):
         return "unscorable", marks
     summary = f"Q {float(verdict.q):.4f} · {marks}"
-    disposition = answer.get("disposition")
-    if isinstance(disposition, str) and disposition != verdict.label:
+    disposition = _text(answer, "disposition")
+    if disposition is not None and disposition != verdict.label:
         summary += f" · its disposition field: {disposition} (the fold reads the scores)"
     return verdict.label, summary
 
 
-def _pairwise(raw: Mapping[str, Any]) -> str | None:
-    known = {k: v for k, v in raw.items() if k in Vote.model_fields}
-    try:
-        return canonical_preference(Vote.model_validate(known))
-    except pydantic.ValidationError:
-        return None
-
-
-def _errored(kind: str, error: str) -> tuple[str | None, str]:
+def _errored(kind: str) -> tuple[str | None, str]:
     label = _ERROR_LABEL.get(kind)
     effect = f"counts as {label}" if label else "no vote: stays in the denominator"
     return label, effect
 
 
-def vote_row(kind: str, raw: Mapping[str, Any], rubric: Mapping[str, Any]) -> VoteRow:
+def vote_row(kind: str, vote: Vote, rubric: Rubric | None) -> VoteRow:
     """Summarise one recorded vote of a ``kind`` receipt."""
-    answer = raw.get("answer")
-    error = raw.get("error")
-    usage = as_object(raw.get("usage"))
+    answer = vote.answer
+    error = vote.error
     presented: str | None = None
     explanation = ""
-    if error is not None or not isinstance(answer, dict):
-        error = as_text(error, "missing answer")
-        label, summary = _errored(kind, error)
+    tone: Tone
+    if error is not None or answer is None:
+        error = error or "missing answer"
+        label, summary = _errored(kind)
         said, tone = f"error: {error}", "hold"
     else:
         # An equivalence judge has read the reference answer; older receipts kept its reason
         # (docs/receipt-format.md §11.2), so no free text of that kind is shown.
         if kind != "equivalence":
-            explanation = _clip(as_text(answer.get("explanation") or answer.get("reason"), ""))
+            explanation = _clip(_text(answer, "explanation") or _text(answer, "reason") or "")
         if kind == "rubric":
             label, summary = _rubric(answer, rubric)
         elif kind == "pairwise":
-            label = _pairwise(raw)
-            presented = as_text(answer.get("preference"))
-            summary = f"canonical; presented {presented}, order {as_text(raw.get('order'))}"
+            label = canonical_preference(vote)
+            presented = _text(answer, "preference") or "—"
+            summary = f"canonical; presented {presented}, order {vote.order or '—'}"
         elif kind == "criteria":
-            label, summary = as_text(answer.get("verdict")), ""
+            label, summary = _text(answer, "verdict") or "—", ""
         else:
-            label = as_text(answer.get("decision"))
+            label = _text(answer, "decision") or "—"
             agree = answer.get("numeric_agree")
             summary = "" if not isinstance(agree, bool) else (
                 "the two numbers agree" if agree else "the two numbers differ"
             )
-        said = as_text(label, "no label")
+        said = label if label is not None else "no label"
         tone = _SAID_TONE.get(said, "none")
         if kind == "pairwise" and label == "abstain":
             label = None  # an abstention carries no label (seed 000, multi-annotator consensus)
     return VoteRow(
-        judge=as_text(raw.get("judge")),
-        criterion=as_text(raw.get("criterion")),
-        sample=as_int(raw.get("sample")),
-        order=raw.get("order") if isinstance(raw.get("order"), str) else None,
-        attempts=as_int(raw.get("attempts")) or 1,
+        judge=vote.judge,
+        criterion=vote.criterion,
+        sample=vote.sample,
+        order=vote.order,
+        attempts=vote.attempts,
         label=label,
         said=said,
-        said_tone=cast(Tone, tone),
+        said_tone=tone,
         presented=presented,
         summary=summary,
         explanation=explanation,
         error=error,
-        latency_ms=as_int(raw.get("latency_ms")),
-        dispatch_ms=as_int(raw.get("dispatch_ms")),
-        input_tokens=as_int(usage.get("input_tokens")) or 0,
-        output_tokens=as_int(usage.get("output_tokens")) or 0,
+        latency_ms=vote.latency_ms,
     )

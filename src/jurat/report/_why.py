@@ -18,15 +18,12 @@ considered: veto" (receipts made before judges were skipped, or ``judge_after_ve
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pydantic
+from collections.abc import Sequence
 
 from jurat.explain import gate_lines, not_passed
 from jurat.fold import gate_veto
 from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, Frozen, GateOutcome
-from jurat.report._lenient import as_list, as_object
+from jurat.receipts._predicate import DecisionPredicate
 
 __all__ = ["WITHHELD", "Why", "gate_detail", "why"]
 
@@ -47,32 +44,22 @@ class Why(Frozen):
     are not required."""
 
 
-def gate_detail(gate: Mapping[str, Any]) -> str:
+def gate_detail(gate: GateOutcome) -> str:
     """The gate's detail; an equivalence gate's only if it records how it treated ``b``.
 
     Receipts written before docs/receipt-format.md §11.2 quoted the gold answer there.
     """
-    detail = gate.get("detail")
-    detail = detail if isinstance(detail, str) else ""
-    if gate.get("id") == GATE_EQUIVALENCE_DETERMINISTIC and detail:
-        if as_object(gate.get("data")).get("reference") not in ("b", "none"):
+    if gate.id == GATE_EQUIVALENCE_DETERMINISTIC and gate.detail:
+        if gate.data.get("reference") not in ("b", "none"):
             return WITHHELD
-    return detail
+    return gate.detail
 
 
-def _gates(raw: Sequence[Any]) -> tuple[list[GateOutcome], list[GateOutcome]]:
-    """The recorded gates as the fold reads them, and as they may be shown (detail withheld
-    where it could quote a reference); a gate that does not validate is left out of both."""
-    recorded, shown = [], []
-    for item in map(as_object, raw):
-        try:
-            gate = GateOutcome.model_validate(item)
-        except pydantic.ValidationError:
-            continue
-        recorded.append(gate)
-        shown.append(gate.model_copy(update={"detail": gate_detail(item), "data": (
-            {} if gate.id == GATE_EQUIVALENCE_DETERMINISTIC else gate.data)}))
-    return recorded, shown
+def _shown(gate: GateOutcome) -> GateOutcome:
+    """The gate as it may be shown: its detail withheld where it could quote a reference,
+    and no ``data`` for an equivalence gate (older ones held the gold answer's value)."""
+    data = {} if gate.id == GATE_EQUIVALENCE_DETERMINISTIC else gate.data
+    return gate.model_copy(update={"detail": gate_detail(gate), "data": data})
 
 
 def _gates_text(failed: Sequence[tuple[str, str]]) -> str:
@@ -106,31 +93,24 @@ def _judges_line(
     return None
 
 
-def why(
-    kind: str,
-    policy: Mapping[str, Any],
-    predicate: Mapping[str, Any],
-    decision: Mapping[str, Any],
-    votes: int,
-    reading: str,
-) -> Why:
-    """Root causes and reasons of one receipt of ``kind`` with ``votes`` recorded votes.
+def why(predicate: DecisionPredicate, reading: str) -> Why:
+    """Root causes and reasons of one receipt's decision.
 
     ``reading`` is what the judges said (``accept, Q 1.0000, 2/3``): under a veto it is
     shown only as not considered, for the record.
     """
-    hard_gates = [g for g in as_list(as_object(policy.get("rubric")).get("hard_gates"))
-                  if isinstance(g, str)]
-    recorded, shown = _gates(as_list(predicate.get("gates")))
-    by_id = {g.id: g for g in shown}
+    kind, decision = predicate.campaign.kind, predicate.decision
+    hard_gates = predicate.campaign.policy.hard_gates
+    recorded = predicate.gates
+    by_id = {g.id: _shown(g) for g in recorded}
     failed = not_passed(hard_gates, recorded)
     # The signed list is the record; a gate it names that the gates above do not (an odd or
     # older receipt) is still shown, after the ones whose order is known.
     known = {g for g, _ in failed}
-    signed = [str(g) for g in as_list(decision.get("gates_failed"))]
     failed += [(g, by_id[g].outcome if g in by_id else "missing")
-               for g in signed if g not in known]
+               for g in decision.gates_failed if g not in known]
     vetoed_by = _vetoed_by(kind, failed)
+    votes = len(predicate.votes)
     lines: list[str] = []
     for gate_id, outcome in failed:
         if outcome == "missing" or gate_id not in by_id:
@@ -138,9 +118,7 @@ def why(
         else:
             # No reference_detail: the assertion text is the operator's terminal's only.
             lines += [line.text for line in gate_lines(by_id[gate_id]) if not line.reference]
-    skipped = as_object(predicate.get("inputs")).get("judges_skipped")
-    judges = _judges_line(vetoed_by, votes, skipped if isinstance(skipped, str) else None,
-                          reading)
+    judges = _judges_line(vetoed_by, votes, predicate.inputs.judges_skipped, reading)
     if judges is not None:
         lines.append(judges)
     if not vetoed_by:
@@ -148,10 +126,9 @@ def why(
         # required gate that could not run they are the judges' part, not the cause.
         veto = gate_veto(hard_gates, recorded)
         mark = "judges: " if veto.failed else ""
-        lines += [mark + str(r) for r in as_list(decision.get("reasons"))
-                  if str(r) not in veto.reasons]
+        lines += [mark + r for r in decision.reasons if r not in veto.reasons]
     required = {gate_id for gate_id, _ in failed}
-    for gate in shown:
+    for gate in map(_shown, recorded):
         faulty = gate.outcome in ("fail", "error") and gate.id != GATE_EQUIVALENCE_DETERMINISTIC
         if gate.id not in required and faulty:
             evidence = [line.text for line in gate_lines(gate) if not line.reference]

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from jurat.errors import JuratError
 from jurat.ledger import Entry, Ledger, LedgerReport
-from jurat.models import Frozen, recorded_outcome_word
+from jurat.models import Decision, Frozen
 from jurat.receipts import STEPS, PublicKey, VerifyReport, rederive_bundle, verify_bundle
 
 __all__ = ["Replay", "ReplayedReceipt", "ledger_url", "replay_ledger"]
@@ -26,14 +26,10 @@ def ledger_url(value: str) -> str:
     return value if "://" in value else f"sqlite:///{value}"
 
 
-def _object(value: object) -> dict[str, object]:
-    """``value`` if it is a JSON object, else an empty one: receipts are untrusted."""
-    return value if isinstance(value, dict) else {}
-
-
-def decision_word(decision: dict[str, object]) -> str:
-    """The word naming a receipt's decision object, or ``?``."""
-    return recorded_outcome_word(decision) or "?"
+def decision_word(decision: Decision | None) -> str:
+    """The word naming a decision (``Decision.outcome``), or ``?``."""
+    word = decision.outcome if decision is not None else None
+    return word or "?"
 
 
 class ReplayedReceipt(Frozen):
@@ -44,9 +40,9 @@ class ReplayedReceipt(Frozen):
     report: VerifyReport
     """The verifier's steps (without a key: every step but the signature)."""
     review_version: int | None
-    """``predicate.review.version`` as the receipt records it, once it could be read."""
+    """``predicate.review.version`` as the receipt records it, once step 4 read it."""
     recorded: str
-    """The decision word the receipt records, or ``?``."""
+    """The decision word the receipt records, or ``?`` before step 4 read it."""
     derived: str | None
     """The decision word the fold re-derives, once step 6 held."""
     ok: bool
@@ -90,14 +86,13 @@ def _replayed(
     entry: Entry, signed: bytes, key: PublicKey | None, seen: dict[tuple[str, int], int]
 ) -> ReplayedReceipt:
     report = verify_bundle(signed, key) if key is not None else rederive_bundle(signed)
-    predicate = _object(_object(report.statement).get("predicate"))
-    version = _object(predicate.get("review")).get("version")
+    predicate = report.statement.predicate if report.statement is not None else None
     ok = report.ok if key is not None else report.held
     problems: list[str] = []
     failed = report.failed
     if failed is not None:
         problems.append(f"seq {entry.seq}: step {failed.number} ({failed.name}): {failed.detail}")
-    review_version = version if isinstance(version, int) else None
+    review_version = predicate.review.version if predicate is not None else None
     if review_version is not None:
         earlier = seen.setdefault((entry.job_id, review_version), entry.seq)
         if earlier != entry.seq:
@@ -106,9 +101,8 @@ def _replayed(
                             f"review {review_version} (the first is seq {earlier})")
     return ReplayedReceipt(
         entry=entry, report=report, review_version=review_version,
-        recorded=decision_word(_object(predicate.get("decision"))),
-        derived=(decision_word(report.decision.model_dump(mode="json"))
-                 if report.decision is not None else None),
+        recorded=decision_word(predicate.decision if predicate is not None else None),
+        derived=decision_word(report.decision) if report.decision is not None else None,
         ok=ok,
         problems=tuple(problems),
     )

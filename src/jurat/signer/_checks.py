@@ -178,15 +178,10 @@ def check_signature(request: Request, keys: Sequence[PublicKey]) -> VerifyReport
                         f"allowed): {_step_text(first)}")
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def task_digest(task: Any) -> str:
+def task_digest(task_id: str | None) -> str:
     """The SHA-256 of the RFC 8785 JSON of a receipt's task id (``inputs.task.id``; null
     when it has none): the contributor's task id enters a grant only as this digest."""
-    task_id = task.get("id") if isinstance(task, dict) else None
-    return digest_json({"task": _text(task_id)})
+    return digest_json({"task": task_id})
 
 
 def settle_key(receipt: Authentic, entry: RegistryCampaign) -> str:
@@ -200,27 +195,29 @@ def settle_key(receipt: Authentic, entry: RegistryCampaign) -> str:
 
 
 def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> Authentic:
-    """Check 3: steps 4-7 held, so the signed decision is what the fold gives its inputs."""
+    """Check 3: steps 4-7 held, so the signed decision is what the fold gives its inputs.
+
+    What the later checks read comes from the statement as step 4 parsed it (the typed
+    ``Statement`` of ``VerifyReport``), never from the receipt's JSON again."""
     if report.failed is not None or report.decision is None or report.statement is None:
         raise SignerRefusal("rederivation", _step_text(report) or "the receipt was not re-derived")
     doc = loads_strict(bundle, max_bytes=MAX_BUNDLE_BYTES, max_depth=MAX_DEPTH) \
         if isinstance(bundle, bytes) else bundle
     # Step 1 already decoded this field strictly; here it is only hashed.
     payload = base64.b64decode(doc["dsseEnvelope"]["payload"], validate=True)
-    predicate = report.statement["predicate"]
-    review = predicate["review"]
+    predicate = report.statement.predicate
     return Authentic(
         report=report,
         decision=report.decision,
         payload_sha256=sha256_digest(payload),
-        campaign_id=str(predicate["campaign"]["id"]),
-        policy_sha256=str(predicate["campaign"]["policy_sha256"]),
-        artifact_id=str(predicate["artifact"]["id"]),
-        artifact_sha256=str(predicate["artifact"]["sha256"]),
-        task_sha256=task_digest(predicate["inputs"].get("task")),
-        contributor=_text(predicate["inputs"].get("contributor")),
-        review_version=int(review["version"]),
-        supersedes=_text(review.get("supersedes")),
+        campaign_id=predicate.campaign.id,
+        policy_sha256=predicate.campaign.policy_sha256,
+        artifact_id=predicate.artifact.id,
+        artifact_sha256=predicate.artifact.sha256,
+        task_sha256=task_digest(predicate.inputs.task.id),
+        contributor=predicate.inputs.contributor,
+        review_version=predicate.review.version,
+        supersedes=predicate.review.supersedes,
     )
 
 
