@@ -3,8 +3,8 @@
 Each problem names the file, the line, the field and the fix (docs/campaign-format.md,
 "Errors"). One reading collects them all: the file's shape (unknown tables and keys, with
 the closest known name), the paths and endpoints it names, the records' own validation
-(pydantic's, translated into plain words by ``campaign/_translate.py``, the one place a
-``pydantic.ValidationError`` about a campaign file is converted), and the semantic checks
+(pydantic's, translated into plain words by the one translator, ``models/_invalid.py``,
+in the campaign file's words, ``campaign/_translate.py``), and the semantic checks
 (weights, unique ids, tables a kind needs, ``truth`` labels) on every part that is valid on
 its own, so that one wrong field does not hide another. One problem raises a
 ``CampaignError``; several raise ``CampaignErrors``, which lists them by line.

@@ -9,12 +9,20 @@ appended to the ledger and written to ``--out``. Works for jobs of `jurat run` a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 from jurat.cli._exit import ExitCode
 from jurat.errors import ConfigError
+from jurat.models._invalid import Words, invalid
+from jurat.models._problems import Loc
 
 __all__ = ["adjudicate_command"]
+
+
+class _Flags(Words):
+    """An ``Adjudication`` field as the command line spells it: ``--disposition``."""
+
+    def place(self, loc: Loc) -> Loc:
+        return (f"--{loc[0]}", *loc[1:]) if loc else ()
 
 
 def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale: str,
@@ -23,22 +31,22 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
     import pydantic
 
     from jurat.ledger import decode_receipt, open_ledger
-    from jurat.models import Adjudication, AdjudicationDisposition
+    from jurat.models import Adjudication
     from jurat.receipts import load_or_create_default_key, load_private_key
     from jurat.service._adjudication import adjudicated_receipt
     from jurat.service._errors import ServiceRefusal
     from jurat.service._jobs import adjudication_job
     from jurat.service._service import now_utc
 
+    given = {"reviewer": reviewer, "at": now_utc(), "disposition": disposition,
+             "rationale": rationale}
     try:
         # The record checks the word; a wrong one is the ValidationError below.
-        adjudication = Adjudication(reviewer=reviewer, at=now_utc(),
-                                    disposition=cast(AdjudicationDisposition, disposition),
-                                    rationale=rationale)
+        adjudication = Adjudication.model_validate(given)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"--{first['loc'][0]}: {first['msg']} (fix: --disposition accept|"
-                          "reject, a non-empty --rationale and --reviewer)") from exc
+        raise invalid(exc, Adjudication, given, ConfigError, words=_Flags(),
+                      fix="--disposition accept|reject, a non-empty --rationale and "
+                          "--reviewer") from exc
     key = load_private_key(key_path) if key_path else load_or_create_default_key()[0]
     with open_ledger(ledger_url, create=False) as ledger:
         receipts = list(ledger.entries(kind="receipt", job_id=job))

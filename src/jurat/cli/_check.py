@@ -42,6 +42,7 @@ from jurat.models import (
     Limits,
     PythonChecks,
 )
+from jurat.models._invalid import invalid
 
 __all__ = ["check_command", "parse_limits"]
 
@@ -72,12 +73,7 @@ def parse_limits(text: str) -> Limits:
     try:
         return Limits.model_validate(values)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(
-            f"--limits: `{field}` {first['msg'].lower()} (got {first.get('input')!r}; "
-            "fix: choose a value inside the documented range)"
-        ) from exc
+        raise invalid(exc, Limits, values, ConfigError, source="--limits") from exc
 
 
 def _read_text(path: Path, what: str) -> tuple[str, bytes]:

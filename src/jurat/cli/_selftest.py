@@ -29,6 +29,7 @@ from jurat.errors import ConfigError, JuratError
 from jurat.judges import CallKind, Engine
 from jurat.models import Frozen, JudgeConfig
 from jurat.models._endpoints import LOCAL_DESTINATIONS
+from jurat.models._invalid import invalid
 from jurat.runner import (
     ALL_CONTROLS,
     CONTROLS_FOR,
@@ -87,15 +88,13 @@ def _plan(campaign: Path | None, providers: Sequence[str]) -> _Plan:
                  f"sent only to its allowed_destinations {destinations}")
     panel = len(judges)
     for i, provider in enumerate(providers):
+        given = {"id": f"{provider}#{i}" if campaign else provider, "provider": provider,
+                 "samples": 5, "seed": 11}
         try:
-            judges.append(JudgeConfig(id=f"{provider}#{i}" if campaign else provider,
-                                      provider=provider, samples=5, seed=11))
+            judges.append(JudgeConfig.model_validate(given))
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            raise ConfigError(
-                f"--judge {provider!r}: {first['msg']} (fix: e.g. --judge sim or "
-                "--judge stub:always-equivalent)"
-            ) from exc
+            raise invalid(exc, JudgeConfig, given, ConfigError, source=f"--judge {provider!r}",
+                          fix="e.g. --judge sim or --judge stub:always-equivalent") from exc
         fields.append(f"--judge {provider}")
     if not judges:
         judges.append(JudgeConfig(id="sim", provider="sim", samples=5, seed=11,

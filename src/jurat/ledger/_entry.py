@@ -18,10 +18,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import pydantic
+
 from jurat.canonical import canonical_json_value, loads_strict
 from jurat.errors import TamperError
 from jurat.ledger._merkle import leaf_hash
 from jurat.ledger._models import ENTRY_KINDS, Entry
+from jurat.models._invalid import invalid
 
 __all__ = [
     "ENTRY_FORMAT",
@@ -135,22 +138,24 @@ def entry_from_row(row: Mapping[Any, Any]) -> Entry:
     """
     payload_data = check_row(row)
     seq = int(row["seq"])
+    fields = {
+        "seq": seq,
+        "kind": row["kind"],
+        "job_id": row["job_id"],
+        "campaign_id": row["campaign_id"],
+        "artifact_id": row["artifact_id"],
+        "payload": load_payload(payload_data, seq=seq),
+        "payload_sha256": row["payload_sha256"],
+        "recorded_at": row["recorded_at"],
+        "prev_hash": row["prev_hash"],
+        "entry_hash": row["entry_hash"],
+        "leaf_hash": row["leaf_hash"],
+    }
     try:
-        return Entry(
-            seq=seq,
-            kind=row["kind"],
-            job_id=row["job_id"],
-            campaign_id=row["campaign_id"],
-            artifact_id=row["artifact_id"],
-            payload=load_payload(payload_data, seq=seq),
-            payload_sha256=row["payload_sha256"],
-            recorded_at=row["recorded_at"],
-            prev_hash=row["prev_hash"],
-            entry_hash=row["entry_hash"],
-            leaf_hash=row["leaf_hash"],
-        )
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise TamperError(f"seq {seq}: stored entry is malformed: {exc}") from exc
+        return Entry.model_validate(fields)
+    except pydantic.ValidationError as exc:
+        raise invalid(exc, Entry, fields, TamperError,
+                      source=f"seq {seq}: stored entry is malformed", fix=False) from exc
 
 
 def hashed_bytes(entry: Entry) -> bytes:

@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import pydantic
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import Connection, select
 
 from jurat.canonical import canonical_json
@@ -23,6 +23,7 @@ from jurat.ledger._merkle import EMPTY_ROOT, CompactRange, leaf_hash, node_hash,
 from jurat.ledger._models import Checkpoint, Entry, EntryProof, LedgerReport
 from jurat.ledger._note import parse_checkpoint, parse_unverified_checkpoint
 from jurat.ledger._treestore import current_epoch, read_level, stored_leaf_count
+from jurat.models._invalid import invalid
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Tables
@@ -277,8 +278,9 @@ def _load_proof(proof: EntryProof | str | bytes | dict[str, Any]) -> EntryProof:
         if isinstance(proof, dict):
             return EntryProof.model_validate(proof)
         return proof
-    except PydanticValidationError as exc:
-        raise TamperError(f"entry proof is malformed: {exc}") from exc
+    except pydantic.ValidationError as exc:
+        raise invalid(exc, EntryProof, proof if isinstance(proof, dict) else None, TamperError,
+                      source="entry proof is malformed", fix=False) from exc
 
 
 def _check_entry_proof(doc: EntryProof, checkpoint: Checkpoint) -> Entry:

@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 
 from jurat.errors import ConfigError
 from jurat.models import Frozen
+from jurat.models._invalid import invalid
 
 __all__ = ["Registry", "RegistryCampaign", "checksum_address", "load_registry"]
 
@@ -180,9 +181,8 @@ def load_registry(path: Path) -> Registry:
         try:
             campaign = RegistryCampaign.model_validate(entry)
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"registry {path}: campaigns[{i}].{where}: {first['msg']}") from exc
+            raise invalid(exc, RegistryCampaign, entry, ConfigError, source=f"registry {path}",
+                          within=("campaigns", i)) from exc
         if campaign.id in campaigns:
             raise ConfigError(f"registry {path}: campaign {campaign.id!r} is listed twice")
         campaigns[campaign.id] = campaign
