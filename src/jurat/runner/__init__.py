@@ -6,11 +6,10 @@ caller and opens the judge engine itself unless given one; the command line
 the summary (``runner/_summary.py`` computes it) of what the run returns.
 """
 
-from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts
+from jurat.runner._datasets import Inventory, check_artifacts, intake, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._intake import (
     check_destinations,
-    intake,
     intake_artifact,
     intake_spec,
 )

@@ -17,6 +17,8 @@ A dataset is never held whole. A run reads every dataset twice:
    together: the run exits 3 with nothing evaluated.
 2. ``iter_artifacts`` reads them again for the run, yielding one artifact at a time.
 
+``intake`` does both and holds every artifact in one list: for small campaigns and tests.
+
 Between rows only the ids are held, each with where it was first seen (10^5 ids are a
 few megabytes).
 """
@@ -48,7 +50,7 @@ from jurat.runner._intake import (
 )
 from jurat.runner._reference_evidence import reference_evidence
 
-__all__ = ["Inventory", "check_artifacts", "iter_artifacts", "iter_placed", "row_bytes"]
+__all__ = ["Inventory", "check_artifacts", "intake", "iter_artifacts", "iter_placed", "row_bytes"]
 
 #: Problems named one by one; the rest are counted.
 _LISTED = 20
@@ -369,3 +371,19 @@ def iter_placed(campaign: Campaign, *, cache: dict[str, str] | None = None,
                 yield place, artifact
         finally:
             rows.close()
+
+
+def intake(campaign: Campaign) -> list[Artifact]:
+    """Intake the whole campaign before anything is evaluated or sent, and return every
+    artifact, ``[[datasets]]`` rows included, held in one list.
+
+    For small campaigns and tests; a run checks everything first and then streams the
+    artifacts instead (``check_artifacts``, ``iter_artifacts``).
+    """
+    cache: dict[str, str] = {}
+    if not campaign.datasets:  # one pass: every artifact is held anyway
+        check_destinations(campaign.policy, campaign.source)
+        _check_replay_files(campaign)
+        return [intake_artifact(campaign, i, cache=cache) for i in range(len(campaign.artifacts))]
+    check_artifacts(campaign, cache=cache)
+    return list(iter_artifacts(campaign, cache=cache))

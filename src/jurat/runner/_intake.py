@@ -24,7 +24,6 @@ from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
 
 __all__ = [
     "check_destinations",
-    "intake",
     "intake_artifact",
     "intake_spec",
 ]
@@ -160,21 +159,3 @@ def intake_spec(
             fix="re-submit the artifact through intake or restore the original bytes",
         )
     return artifact
-
-
-def intake(campaign: Campaign) -> list[Artifact]:
-    """Intake the whole campaign before anything is evaluated or sent, and return every
-    artifact, ``[[datasets]]`` rows included, held in one list.
-
-    For small campaigns and tests; a run checks everything first and then streams the
-    artifacts instead (runner/_datasets.py: ``check_artifacts``, ``iter_artifacts``).
-    """
-    from jurat.runner._datasets import check_artifacts, iter_artifacts
-
-    cache: dict[str, str] = {}
-    if not campaign.datasets:  # one pass: every artifact is held anyway
-        check_destinations(campaign.policy, campaign.source)
-        _check_replay_files(campaign)
-        return [intake_artifact(campaign, i, cache=cache) for i in range(len(campaign.artifacts))]
-    check_artifacts(campaign, cache=cache)
-    return list(iter_artifacts(campaign, cache=cache))
