@@ -20,8 +20,10 @@ At scale (issue 12; measured in bench/README.md, "Whole runs"):
 
 The judge ``Engine`` (adapters, limits, connections) is shared by all the run's jobs:
 ``run_campaign_async`` opens one and closes it when the last job ends, or uses the
-caller's (which the caller closes). The ledger, the signing key and the telemetry sink
-are the caller's, opened and closed by it, and passed in.
+caller's (which the caller closes). So is the ``CheckPool`` the code checks run in, which
+``run_campaign_async`` opens for the run's jobs and shuts down when they end
+(``check_pool``). The ledger, the signing key and the telemetry sink are the caller's,
+opened and closed by it, and passed in.
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
 from jurat._version import __version__
 from jurat.errors import ConfigError, IntakeError, JuratError
 from jurat.fold import decide
-from jurat.judges import Engine, SampleTelemetry, limit_share, plan_samples, usd
+from jurat.judges import Engine, SampleTelemetry, judge_pins, limit_share, plan_samples, usd
 from jurat.ledger import (
     CampaignHistory,
     Entry,
@@ -74,12 +76,16 @@ from jurat.runner._job import (
     JobResult,
     Progress,
     artifact_evidence,
+    check_pool,
     deterministic_checks,
     job_cost,
     job_identity,
     judges_skipped,
 )
 from jurat.runner._reference_evidence import reference_evidence
+
+if TYPE_CHECKING:
+    from jurat.checks import CheckPool
 
 __all__ = [
     "ARTIFACT_MEMORY",
@@ -145,16 +151,19 @@ class RunOptions:
 
 
 class JobRunner:
-    """One run's jobs, sharing its ledger, key, telemetry and engine (``jurat run``'s, or a
-    service's: ``run_one`` per artifact)."""
+    """One run's jobs, sharing its ledger, key, telemetry, engine and check pool (``jurat
+    run``'s, or a service's: ``run_one`` per artifact); the caller owns each of them."""
 
     def __init__(self, campaign: Campaign, options: RunOptions, *, ledger: Ledger,
                  log: GroupCommit, key: PrivateKey, progress: Progress,
                  telemetry: SampleTelemetry | None, engine: Engine,
-                 history: CampaignHistory | None = None) -> None:
+                 checks: CheckPool | None, history: CampaignHistory | None = None) -> None:
         self.campaign = campaign
         self.policy = campaign.policy
         self.policy_sha256 = policy_digest(self.policy)
+        # The answer schema each judge is held to, recorded in its receipt pin.
+        self.schema_meta = [{"id": p["id"], "schema_id": p["schema_id"]}
+                            for p in judge_pins(self.policy)]
         self.options = options
         self.ledger = ledger
         self.log = log
@@ -163,6 +172,8 @@ class JobRunner:
         self.progress = progress
         self.telemetry = telemetry
         self.engine = engine
+        self.checks = checks
+        """Where the code checks run (``check_pool``); None for a campaign without them."""
         self.judges = {config.id: config for config in self.policy.judges}
         # Grounding references, read and digest-checked once: every judge sees this capture.
         self.references = reference_evidence(campaign)
@@ -250,7 +261,7 @@ class JobRunner:
     async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
                         recorded: list[Vote], *, executed_now: bool,
                         given: dict[str, JsonValue] | None = None) -> JobResult:
-        checked = await deterministic_checks(self.policy, artifact)
+        checked = await deterministic_checks(self.policy, artifact, self.checks)
         gates, evidence = checked.gates, checked.evidence
         if execution is not None:
             gate, item, artifact = execution_evidence(self.policy, artifact, execution,
@@ -283,7 +294,7 @@ class JobRunner:
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
             bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
             replay_fidelity_level=replay_fidelity_level_for(self.policy),
-            jurat_version=__version__, inputs=inputs,
+            jurat_version=__version__, inputs=inputs, judges_meta=self.schema_meta,
         )
         signed = sign_statement(statement, self.key)
         # The ledger writes the supersession entry itself, in the same transaction.
@@ -465,10 +476,10 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     shard, shards = engine.share
     limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake, shards)
     history = ledger.campaign_history(campaign.id)
-    async with appends or ledger.group_commit() as log:
+    async with check_pool([campaign.policy]) as checks, appends or ledger.group_commit() as log:
         runner = JobRunner(campaign, options, ledger=ledger, log=log, key=key,
-                         progress=progress, telemetry=telemetry, engine=engine,
-                         history=history)
+                           progress=progress, telemetry=telemetry, engine=engine,
+                           checks=checks, history=history)
 
         async def job(index: int, artifact: Artifact) -> None:
             deliver(await runner.run_one(artifact), index)
