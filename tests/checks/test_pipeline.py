@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jurat.checks import GATE_IDS, CheckReport, run_checks, run_checks_async, tool_versions
+from jurat.checks import GATE_IDS, CheckPool, CheckReport, run_checks, tool_versions
 from jurat.checks._sandbox import runtime
 from jurat.errors import ConfigError
 from jurat.models._checks import Limits, PythonChecks
@@ -260,12 +260,17 @@ def test_mutation_sensitivity_reports_killed_over_total() -> None:
 
 
 def test_async_checks_run_concurrently_and_match_the_sync_result(good: CheckReport) -> None:
-    async def many() -> list[CheckReport]:
-        return await asyncio.gather(
-            *[run_checks_async(GOOD, tests=TESTS, config=FAST) for _ in range(4)]
-        )
+    async def many() -> tuple[list[CheckReport], CheckPool]:
+        async with CheckPool(2) as pool:
+            reports = await asyncio.gather(
+                *[pool.run(GOOD, tests=TESTS, config=FAST) for _ in range(4)]
+            )
+        return reports, pool
 
-    reports = asyncio.run(many())
+    reports, pool = asyncio.run(many())
+    # The pool is its owner's: closed when the block ends, it takes no more checks.
+    with pytest.raises(RuntimeError, match="shutdown"):
+        asyncio.run(pool.run(GOOD, tests=TESTS, config=FAST))
     for report in reports:
         assert [(g.id, g.outcome) for g in report.gates] == [(g.id, g.outcome) for g in good.gates]
         assert [e.sha256 for e in report.evidence] == [e.sha256 for e in good.evidence]

@@ -36,9 +36,9 @@ from jurat.checks._mutation import MUTATION_OPERATORS, Mutant, mutants
 from jurat.checks._pipeline import (
     DEFAULT_HARD_GATES,
     GATE_IDS,
+    CheckPool,
     cores,
     run_checks,
-    run_checks_async,
     tool_versions,
 )
 from jurat.checks._policy import IMPORT_POLICIES, ImportPolicy, inspect_operations
@@ -54,6 +54,7 @@ __all__ = [
     "SANDBOX_PROTOCOL",
     "AnswerCheck",
     "CaseResult",
+    "CheckPool",
     "CheckReport",
     "CoverageStats",
     "Extracted",
@@ -76,7 +77,6 @@ __all__ = [
     "mutants",
     "rule_set_id",
     "run_checks",
-    "run_checks_async",
     "run_tests",
     "tool_versions",
 ]

@@ -12,12 +12,12 @@ they are as reproducible as the stable ones.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
 import subprocess
 import sysconfig
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,26 +67,23 @@ def rule_set_id(selectors: Sequence[str], target: str) -> str:
     )
 
 
-_RUFF_LOCK = threading.Lock()
-_RUFF: list[tuple[str, str]] = []
-
-
+@functools.cache
 def ruff_binary() -> tuple[str, str]:
-    """(path, version) of the ruff next to this interpreter, else the one on PATH."""
-    with _RUFF_LOCK:
-        if not _RUFF:
-            candidate = Path(sysconfig.get_path("scripts")) / "ruff"
-            path = str(candidate) if candidate.is_file() else shutil.which("ruff")
-            if path is None:
-                raise DependencyError("ruff is not installed (fix: pip install 'ruff==0.17.6')")
-            try:
-                out = subprocess.run(
-                    [path, "--version"], capture_output=True, text=True, timeout=30, check=True
-                ).stdout
-            except (OSError, subprocess.SubprocessError) as exc:
-                raise DependencyError(f"cannot run {path} --version: {exc}") from exc
-            _RUFF.append((path, out.strip().removeprefix("ruff ").strip()))
-        return _RUFF[0]
+    """(path, version) of the ruff next to this interpreter, else the one on PATH.
+
+    A fact of the process, found once (a DependencyError is not kept: the next call looks
+    again)."""
+    candidate = Path(sysconfig.get_path("scripts")) / "ruff"
+    path = str(candidate) if candidate.is_file() else shutil.which("ruff")
+    if path is None:
+        raise DependencyError("ruff is not installed (fix: pip install 'ruff==0.17.6')")
+    try:
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise DependencyError(f"cannot run {path} --version: {exc}") from exc
+    return path, out.strip().removeprefix("ruff ").strip()
 
 
 def run_ruff(

@@ -4,17 +4,23 @@ Seed 000, "Code correctness pipeline": parse, import policy, lint, sandboxed
 tests, then coverage, complexity, property tests and mutation sensitivity.
 Every step yields one gate outcome and, when it measured something, one
 evidence item; a judge only ever sees a candidate these steps have measured.
+
+``run_checks`` runs them in the calling thread; ``CheckPool`` runs them off an event loop,
+at most one per core, and is owned by whoever opens it (``with`` / ``async with``): its
+threads are shut down when that block ends. The versions the checks record are facts of
+the process (``tool_versions``), cached once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import platform
-import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
+from types import TracebackType
 
 from jurat.canonical import sha256_digest
 from jurat.checks._complexity import CFG_POLICY
@@ -45,9 +51,9 @@ from jurat.models._taint import Untrusted
 __all__ = [
     "DEFAULT_HARD_GATES",
     "GATE_IDS",
+    "CheckPool",
     "cores",
     "run_checks",
-    "run_checks_async",
     "tool_versions",
 ]
 
@@ -119,10 +125,6 @@ def run_checks(
     )
 
 
-_EXECUTOR_LOCK = threading.Lock()
-_EXECUTOR: list[ThreadPoolExecutor] = []
-
-
 def cores() -> int:
     """CPUs this process may run on."""
     try:
@@ -131,63 +133,84 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _executor() -> ThreadPoolExecutor:
-    # One pool per process, sized to the cores: it is the semaphore that bounds
-    # concurrent checks, shared by every event loop and caller.
-    with _EXECUTOR_LOCK:
-        if not _EXECUTOR:
-            _EXECUTOR.append(ThreadPoolExecutor(cores(), thread_name_prefix="jurat-checks"))
-        return _EXECUTOR[0]
+class CheckPool:
+    """Where ``run_checks`` runs for callers on an event loop: a pool of threads, one per
+    core by default, which is the semaphore that bounds how many checks run at once (each
+    check's sandboxes keep a core busy).
 
+    Owned by whoever opens it: ``with CheckPool() as checks:`` (or ``async with``), shared
+    by that owner's jobs, and shut down when the block ends (checks not yet started are
+    dropped, a running one is waited for). A run opens one for its jobs
+    (runner/_run.py), as do a Ray task and the service.
+    """
 
-async def run_checks_async(
-    source: str,
-    *,
-    tests: Mapping[str, str] | None = None,
-    config: PythonChecks = PythonChecks(),  # noqa: B008 - frozen, shared safely
-    hard_gates: Sequence[str] = DEFAULT_HARD_GATES,
-    artifact_sha256: str | None = None,
-) -> CheckReport:
-    """run_checks off the event loop; at most one check per core runs at a time."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        _executor(),
-        lambda: run_checks(
-            source,
-            tests=tests,
-            config=config,
-            hard_gates=hard_gates,
-            artifact_sha256=artifact_sha256,
-        ),
-    )
+    def __init__(self, workers: int | None = None) -> None:
+        self._threads = ThreadPoolExecutor(workers or cores(), thread_name_prefix="jurat-checks")
 
+    async def run(
+        self,
+        source: str,
+        *,
+        tests: Mapping[str, str] | None = None,
+        config: PythonChecks = PythonChecks(),  # noqa: B008 - frozen, shared safely
+        hard_gates: Sequence[str] = DEFAULT_HARD_GATES,
+        artifact_sha256: str | None = None,
+    ) -> CheckReport:
+        """``run_checks`` in the pool, off the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._threads,
+            functools.partial(run_checks, source, tests=tests, config=config,
+                              hard_gates=hard_gates, artifact_sha256=artifact_sha256),
+        )
 
-_VERSIONS_LOCK = threading.Lock()
-_VERSIONS: list[dict[str, str]] = []
+    def close(self) -> None:
+        """Stop the threads; a check running in one is waited for."""
+        self._threads.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> CheckPool:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> CheckPool:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        # Waiting for a running check (its sandbox's wall clock at most) must not stall the
+        # event loop the owner's other tasks still run on.
+        await asyncio.to_thread(self.close)
 
 
 def tool_versions() -> dict[str, str]:
     """Every tool and policy version the checks record (``missing`` for absent tools)."""
-    with _VERSIONS_LOCK:
-        if not _VERSIONS:
-            versions = {
-                "python": platform.python_version(),
-                "pytest": metadata.version("pytest"),
-                "coverage": metadata.version("coverage"),
-                "hypothesis": metadata.version("hypothesis"),
-                "radon": metadata.version("radon"),
-                "import_policies": ",".join(sorted(IMPORT_POLICIES)),
-                "complexity": CFG_POLICY,
-                "mutation": MUTATION_OPERATORS,
-                "sandbox": SANDBOX_PROTOCOL,
-            }
-            try:
-                versions["ruff"] = ruff_binary()[1]
-            except DependencyError:
-                versions["ruff"] = "missing"
-            try:
-                versions["bubblewrap"] = runtime().bwrap_version.removeprefix("bubblewrap ")
-            except SandboxError:
-                versions["bubblewrap"] = "missing"
-            _VERSIONS.append(versions)
-        return dict(_VERSIONS[0])
+    return dict(_tool_versions())
+
+
+@functools.cache
+def _tool_versions() -> dict[str, str]:
+    # Facts of this process and its tools: read once (a second read at worst, from two
+    # threads at once, gives the same facts).
+    versions = {
+        "python": platform.python_version(),
+        "pytest": metadata.version("pytest"),
+        "coverage": metadata.version("coverage"),
+        "hypothesis": metadata.version("hypothesis"),
+        "radon": metadata.version("radon"),
+        "import_policies": ",".join(sorted(IMPORT_POLICIES)),
+        "complexity": CFG_POLICY,
+        "mutation": MUTATION_OPERATORS,
+        "sandbox": SANDBOX_PROTOCOL,
+    }
+    try:
+        versions["ruff"] = ruff_binary()[1]
+    except DependencyError:
+        versions["ruff"] = "missing"
+    try:
+        versions["bubblewrap"] = runtime().bwrap_version.removeprefix("bubblewrap ")
+    except SandboxError:
+        versions["bubblewrap"] = "missing"
+    return versions

@@ -13,7 +13,7 @@ from jurat.runner._intake import (
     intake_artifact,
     intake_spec,
 )
-from jurat.runner._job import JobResult, Progress, job_cost
+from jurat.runner._job import JobResult, Progress, check_pool, job_cost
 from jurat.runner._live import refuse_changed_policy
 from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
@@ -62,6 +62,7 @@ __all__ = [
     "RunTally",
     "artifacts_in_flight",
     "check_artifacts",
+    "check_pool",
     "check_destinations",
     "check_ray_options",
     "import_ray",

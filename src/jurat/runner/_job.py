@@ -8,10 +8,13 @@ resumes from the ledger and never resamples (seed 000: a retry is not a new samp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jurat._version import __version__
+from jurat.errors import JuratError
 from jurat.fold import gate_veto
 from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
 from jurat.ledger import job_id
@@ -27,6 +30,9 @@ from jurat.models import (
     Vote,
 )
 from jurat.runner._execute import Execution
+
+if TYPE_CHECKING:
+    from jurat.checks import CheckPool
 
 EXCERPT_CHARS = 2000
 
@@ -101,10 +107,25 @@ def artifact_evidence(artifact: Artifact) -> EvidenceItem:
                         sha256=artifact.sha256, excerpt=excerpt)
 
 
-async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
-    """Seed 000 code pipeline for Python artifacts; seed 002 numeric pass for answer pairs."""
-    # The checks are imported here, not at the top: they are a twentieth of a second of
-    # every run's start-up, and campaigns without them never use them.
+def check_pool(
+    policies: Iterable[Policy],
+) -> contextlib.AbstractAsyncContextManager[CheckPool | None]:
+    """The pool the jobs of ``policies`` run their code checks in, for their owner to open
+    (``async with check_pool(...) as checks``) and pass to its ``JobRunner``: None, and the
+    checks not imported, when no campaign has ``[checks.python]``."""
+    if not any(policy.python is not None for policy in policies):
+        return contextlib.nullcontext(None)
+    # Imported here, not at the top: the checks are a twentieth of a second of every run's
+    # start-up, and campaigns without them never use them.
+    from jurat.checks import CheckPool
+
+    return CheckPool()
+
+
+async def deterministic_checks(policy: Policy, artifact: Artifact,
+                               checks: CheckPool | None) -> Checked:
+    """Seed 000 code pipeline for Python artifacts, in ``checks`` (``check_pool``); seed 002
+    numeric pass for answer pairs."""
     hard_gates = policy.hard_gates
     if policy.kind == "equivalence" and artifact.a is not None and artifact.b is not None:
         settings = policy.equivalence
@@ -118,9 +139,10 @@ async def deterministic_checks(policy: Policy, artifact: Artifact) -> Checked:
             return Checked([check.to_gate(reference=reference)], [])
         return Checked([], [])
     if policy.python is not None and artifact.media_type == "text/x-python":
-        from jurat.checks import run_checks_async
-
-        report = await run_checks_async(
+        if checks is None:
+            raise JuratError(f"campaign {policy.id}: its code checks need a CheckPool "
+                             "(runner/_job.py, check_pool), and its runner was given none")
+        report = await checks.run(
             artifact.text, tests=artifact.tests or None, config=policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
         )

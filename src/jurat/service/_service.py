@@ -43,6 +43,7 @@ from jurat.runner import (
     RayJobs,
     RunOptions,
     artifacts_in_flight,
+    check_pool,
     intake_spec,
     preflight,
     refuse_changed_policy,
@@ -164,12 +165,14 @@ class Service:
         engine = Engine()
         check_campaigns(self._campaigns, self.ledger, engine)
         await self._stack.enter_async_context(engine)
+        checks = await self._stack.enter_async_context(
+            check_pool(c.policy for c in self._campaigns))
         self._log = await self._stack.enter_async_context(self.ledger.group_commit())
         out = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="jurat-serve-")))
         for campaign in self._campaigns:
             runner = JobRunner(campaign, RunOptions(out_dir=out, quiet=True), ledger=self.ledger,
-                             log=self._log, key=self.key, progress=Progress(), telemetry=None,
-                             engine=engine)
+                               log=self._log, key=self.key, progress=Progress(), telemetry=None,
+                               engine=engine, checks=checks)
             limit = artifacts_in_flight(campaign.policy, None, campaign.intake)
             self.served[campaign.id] = Served(
                 campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
