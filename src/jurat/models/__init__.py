@@ -1,4 +1,10 @@
-"""Frozen records: campaign, policy, rubric, artifact, evidence, judge config, vote, decision."""
+"""Frozen records: campaign, policy, rubric, artifact, evidence, judge config, vote, decision.
+
+With them, what they need and nothing above them: their digests (``policy_digest``,
+``record_digest``), the endpoint rule and the truth labels their validators check
+(``_endpoints``, ``_truth``), and the one translator of pydantic's errors (``_invalid``).
+Loading a campaign file is ``jurat.campaign``'s.
+"""
 
 from jurat.models._adjudication import Adjudication, AdjudicationDisposition
 from jurat.models._artifact import Artifact, ArtifactSpec
