@@ -1,7 +1,7 @@
 """Frozen records: campaign, policy, rubric, artifact, evidence, judge config, vote, decision.
 
 With them, what they need and nothing above them: their digests (``policy_digest``,
-``record_digest``), the endpoint rule and the truth labels their validators check
+``record_digest``), the endpoint rule and the truth labels the records use
 (``_endpoints``, ``_truth``), and the one translator of pydantic's errors (``_invalid``).
 Loading a campaign file is ``jurat.campaign``'s.
 """
