@@ -357,42 +357,26 @@ def adjudicate(
 
 
 def main() -> None:
-    """Console-script entry point (``jurat``, ``python -m jurat``)."""
+    """Console-script entry point (``jurat``, ``python -m jurat``).
+
+    The command ends with the interpreter's normal exit (``atexit`` handlers, threads
+    joined, streams flushed and their errors reported, profilers and coverage writing their
+    results), less its last garbage collections: every object still alive is frozen out of
+    them first (``gc.freeze``). Collecting the modules, models and compiled schemas a
+    command loaded cost more than the command's own work after it: measured 2026-12-02 on
+    this 2-core shared machine (20 interleaved runs each, medians of wall and CPU time),
+    ``jurat --help`` took 1.01 s wall and 0.47 s CPU with the plain exit, 0.78 s and 0.37 s
+    with the objects frozen, and ``jurat verify RECEIPT --key PUB`` 1.70 s and 0.78 s against
+    1.25 s and 0.59 s. Ending the process with ``os._exit`` after running the ``atexit``
+    handlers, as jurat did before, measured 0.74 s / 0.37 s and 1.23 s / 0.60 s: no faster
+    than the freeze, and it skipped the rest of an exit.
+    """
+    import gc
+
     try:
         app()
-    except SystemExit as done:
-        _exit_without_teardown(done)
-        raise
-
-
-def _exit_without_teardown(done: SystemExit) -> None:
-    """End the process now, when the interpreter's teardown has nothing left to do.
-
-    Freeing every module, model and compiled schema at exit took about 0.15 s after a large
-    ``jurat run`` (bench/README.md, "Whole runs"), longer than the run's checkpoint. What a
-    finished command needs of an exit still happens: the output is flushed, and the
-    ``atexit`` handlers run (multiprocessing's, Ray's, logging's, weakref finalizers). With
-    another thread still running, an exit status that is not a number, or a profiler or
-    tracer watching (cProfile and coverage write their results after the program), the
-    normal exit runs instead.
-    """
-    import atexit
-    import os
-    import sys
-    import threading
-
-    if (threading.active_count() > 1 or not isinstance(done.code, int | None)
-            or sys.getprofile() is not None or sys.gettrace() is not None):
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return  # a closed or broken stream: let the normal exit report it
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(done.code or 0)
+    finally:
+        gc.freeze()
 
 
 @signer_app.command("keygen")
