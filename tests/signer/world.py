@@ -142,8 +142,16 @@ def build_world(root: Path) -> World:
     """Make the keys, the ledger and the receipts described in the module docstring."""
     keys, out, ledger = root / "keys", root / "out", root / "l.db"
     jurat("keygen", "--out", str(keys), cwd=root, check_codes=(0,))
-    run = ("--out", str(out), "--ledger", f"sqlite:///{ledger}", "--key",
-           str(keys / "jurat.key"), "--quiet")
+    out.mkdir()
+
+    def run(campaign: Path) -> None:
+        # A receipts directory holds one campaign's receipts (docs/design.md, CLI): each
+        # campaign runs into its own, and its receipts and proofs are gathered in ``out``.
+        own = root / "runs" / campaign.stem
+        jurat("run", str(campaign), "--out", str(own), "--ledger", f"sqlite:///{ledger}",
+              "--key", str(keys / "jurat.key"), "--quiet", cwd=root, check_codes=(0, 1, 2))
+        for written in own.glob("*.sigstore.json*"):
+            shutil.copy(written, out / written.name)
     campaigns = {
         "rubric.toml": _RUBRIC.format(id="settle-rubric", tier="") + _JUDGES
         + "".join(_artifact(f"ok{i}", f"good answer {i}", '"accept"') for i in (1, 2, 3))
@@ -162,7 +170,7 @@ def build_world(root: Path) -> World:
     }
     for name, text in campaigns.items():
         (root / name).write_text(text)
-        jurat("run", str(root / name), *run, cwd=root, check_codes=(0, 1, 2))
+        run(root / name)
     # esc2: a reviewer settles the escalation; the adjudicated review is v2, an accept.
     job = json.loads(json.dumps(_statement(out / "esc2.sigstore.json")))["predicate"]["inputs"][
         "job_id"]
@@ -177,7 +185,7 @@ def build_world(root: Path) -> World:
     shutil.copy(out / "sup.sigstore.json.proof.json", sup_v1 / "sup.sigstore.json.proof.json")
     rubric = root / "rubric.toml"
     rubric.write_text(rubric.read_text().replace("first version", "second version"))
-    jurat("run", str(rubric), *run, cwd=root, check_codes=(0, 1, 2))
+    run(rubric)
     (root / "registry.toml").write_text(REGISTRY)
     return World(root=root, keys=keys, ledger=ledger, out=out,
                  sup_v1=sup_v1 / "sup.sigstore.json")
