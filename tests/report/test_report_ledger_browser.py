@@ -67,10 +67,16 @@ def _campaign(src: Path, dest: Path, *, header: dict[str, str], artifacts: list[
 
 
 def _run(campaign: Path, tmp: Path) -> None:
-    done = _jurat("run", str(campaign), "--out", str(tmp / "out"), "--ledger",
+    # A receipts directory holds one campaign's receipts: each campaign runs into its own,
+    # and the current receipts are gathered in ``out``, the directory the report is told of.
+    own = tmp / "runs" / campaign.parent.name
+    done = _jurat("run", str(campaign), "--out", str(own), "--ledger",
                   f"sqlite:///{tmp / 'l.db'}", "--key", str(tmp / "keys" / "jurat.key"),
                   "--quiet", cwd=tmp)
     assert done.returncode in (1, 2), done.stdout + done.stderr  # some reject or BLOCK
+    (tmp / "out").mkdir(exist_ok=True)
+    for written in own.glob("*.sigstore.json*"):
+        shutil.copy(written, tmp / "out" / written.name)
 
 
 @pytest.fixture(scope="module")
