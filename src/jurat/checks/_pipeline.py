@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from types import TracebackType
+from typing import TypedDict, Unpack
 
 from jurat.canonical import sha256_digest
 from jurat.checks._complexity import CFG_POLICY
@@ -93,6 +94,15 @@ def _report(
     )
 
 
+class CheckOptions(TypedDict, total=False):
+    """``run_checks``'s keywords, for ``CheckPool.run`` to pass on."""
+
+    tests: Mapping[str, str] | None
+    config: PythonChecks
+    hard_gates: Sequence[str]
+    artifact_sha256: str | None
+
+
 def run_checks(
     source: str,
     *,
@@ -147,22 +157,11 @@ class CheckPool:
     def __init__(self, workers: int | None = None) -> None:
         self._threads = ThreadPoolExecutor(workers or cores(), thread_name_prefix="jurat-checks")
 
-    async def run(
-        self,
-        source: str,
-        *,
-        tests: Mapping[str, str] | None = None,
-        config: PythonChecks = PythonChecks(),  # noqa: B008 - frozen, shared safely
-        hard_gates: Sequence[str] = DEFAULT_HARD_GATES,
-        artifact_sha256: str | None = None,
-    ) -> CheckReport:
-        """``run_checks`` in the pool, off the event loop."""
+    async def run(self, source: str, **options: Unpack[CheckOptions]) -> CheckReport:
+        """``run_checks(source, **options)`` in the pool, off the event loop."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._threads,
-            functools.partial(run_checks, source, tests=tests, config=config,
-                              hard_gates=hard_gates, artifact_sha256=artifact_sha256),
-        )
+            self._threads, functools.partial(run_checks, source, **options))
 
     def close(self) -> None:
         """Stop the threads; a check running in one is waited for."""
