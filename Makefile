@@ -34,8 +34,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy src
 
+# Every test, on all cores (pytest-xdist; PYTEST_WORKERS=0 runs them in this process).
+# The 20 slowest are listed at the end, to see where the time goes.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) sysdeps lint
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --durations=20
 
 bench: $(STAMP) sysdeps
 	$(PY) bench/run_all.py

@@ -31,6 +31,26 @@ from tests.checks.hostile_cases import CASES, Case
 LIMITS = Limits(
     wall_s=4, cpu_s=2, memory_mb=160, procs=16, output_kb=64, file_mb=8, nofile=128, tmpfs_mb=32
 )
+# The wall clock is what ends these: they sleep, or spin until a limit stops them (a busy
+# loop meets its cpu limit, or on a loaded machine the wall clock first: a timeout either
+# way). They keep the 4 s wall limit.
+WALL_ENDED = frozenset({"busy_loop", "sleep_forever", "ignore_sigxcpu",
+                        "swallow_systemexit_and_interrupt", "steal_nonce_and_forge_result"})
+# These spin until the wall clock too, but their outcome needs the kernel's first refused
+# fork or clone before it: 8 s leave a loaded machine time to start the interpreter.
+BOMBS = frozenset({"fork_bomb", "thread_bomb"})
+# Every other case ends by itself or by a limit the kernel enforces (memory, processes,
+# output, file size, cpu_s, all as tight as above): a wall limit with headroom keeps a
+# loaded machine from turning its outcome into a timeout, which no case of them expects.
+ROOMY = LIMITS.model_copy(update={"wall_s": 30})
+
+
+def limits_for(case: Case) -> Limits:
+    if case.name in WALL_ENDED:
+        return LIMITS
+    if case.name in BOMBS:
+        return LIMITS.model_copy(update={"wall_s": 8})
+    return ROOMY
 SECRET = "jurat-canary-" + secrets.token_hex(12)
 
 
@@ -52,7 +72,7 @@ def _run(case: Case, values: dict[str, str]) -> SandboxRun:
         "solution.py": _fill(case.solution, values),
         "test_solution.py": _fill(case.test, values),
     }
-    return run_tests(files, ["test_solution.py"], limits=LIMITS, coverage=False)
+    return run_tests(files, ["test_solution.py"], limits=limits_for(case), coverage=False)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +111,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
 def test_the_suite_is_large_enough() -> None:
     assert len(CASES) >= 20
     assert len({c.name for c in CASES}) == len(CASES)
+    names = {c.name for c in CASES}
+    assert WALL_ENDED | BOMBS <= names
+    # Only the cases the wall clock ends may end in a timeout.
+    assert {c.name for c in CASES if "timeout" in c.expected} == WALL_ENDED
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.homes import user_env
+
 __all__ = ["npm_packages"]
 
 
@@ -43,7 +45,10 @@ def npm_packages(cache: Path, packages: Mapping[str, str]) -> Path:
     try:
         proc = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", *specs],
-            cwd=tmp, capture_output=True, text=True, timeout=600)
+            cwd=tmp, capture_output=True, text=True, timeout=600,
+            # npm reads its configuration (registry, certificates) and keeps its download
+            # cache in the user's home, not the session's private one.
+            env=user_env())
     except subprocess.TimeoutExpired:
         shutil.rmtree(tmp, ignore_errors=True)
         pytest.fail(f"npm install {' '.join(specs)} timed out: is the npm registry reachable?")
