@@ -16,7 +16,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -87,8 +86,7 @@ def _not_a_log_key(key: PrivateKey, key_path: Path, log_choice: LogKeyChoice) ->
             log_public = load_log_key(log_choice.path).public_bytes
         except ConfigError:
             log_public = b""  # check_log_key reports a bad log key, with its own fix
-        mine = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) if isinstance(
-            key, Ed25519PrivateKey) else b""
+        mine = LogSigner(key).public_bytes if isinstance(key, Ed25519PrivateKey) else b""
         if mine and mine == log_public:
             raise ConfigError(f"--key {key_path} is the log key ({log_choice.source}) "
                               f"(fix: {fix})")

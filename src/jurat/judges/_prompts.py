@@ -58,6 +58,7 @@ from jurat.judges._protocol import Prompt
 from jurat.judges._validate import CRITERION_SCHEMA, arcv_schema
 from jurat.models import Artifact, Criterion, EvidenceBundle, GateOutcome, GateStatus, Rubric
 from jurat.models._gate_ids import ALL_GATE_IDS
+from jurat.models._taint import data_block as _block
 
 __all__ = [
     "CRITERION_TEMPLATE",
@@ -250,10 +251,6 @@ def _nonce(*contents: str | None) -> str:
         nonce = secrets.token_hex(8)
         if not any(nonce in c for c in contents if c):
             return nonce
-
-
-def _block(label: str, content: str, nonce: str) -> str:
-    return f"<<<{label} {nonce}>>>\n{content}\n<<<END {label} {nonce}>>>"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pydantic_core import core_schema
 
 from jurat.errors import JuratError
 
-__all__ = ["Origin", "TaintError", "Untrusted"]
+__all__ = ["Origin", "TaintError", "Untrusted", "data_block"]
 
 Origin = Literal["candidate", "reference", "judge", "contributor"]
 """Who wrote the text: the candidate program or its process, the campaign's hidden tests
@@ -40,6 +40,12 @@ _MARK: dict[str, str] = {
     "judge": "written by a judge",
     "contributor": "written by the contributor",
 }
+
+
+def data_block(label: str, content: str, nonce: str) -> str:
+    """One prompt data block: ``content`` between this call's delimiters (the one format,
+    used by the prompt renderer and ``Untrusted.delimited``)."""
+    return f"<<<{label} {nonce}>>>\n{content}\n<<<END {label} {nonce}>>>"
 
 
 class TaintError(JuratError):
@@ -97,7 +103,7 @@ class Untrusted:
         text = self._text if limit is None else self._text[:limit]
         if nonce in text:
             raise TaintError("the delimiter nonce occurs in the data (draw another)")
-        return f"<<<{label} {nonce}>>>\n{text}\n<<<END {label} {nonce}>>>"
+        return data_block(label, text, nonce)
 
     def for_operator(self) -> str:
         """The text for the operator's own terminal, marked with who wrote it."""
