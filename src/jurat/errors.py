@@ -41,6 +41,7 @@ __all__ = [
     "ExecutionError",
     "FoldInputError",
     "IntakeError",
+    "JobIncomplete",
     "JudgeOutputError",
     "JuratError",
     "LedgerError",
@@ -156,6 +157,16 @@ class TransportError(ExecutionError):
 
     def __init__(self, message: str, *, kind: str = "transport") -> None:
         self.kind = kind
+        super().__init__(message)
+
+
+class JobIncomplete(ExecutionError):
+    """A job could not be judged because a judge gave no answer (an outage, not a
+    judgment): nothing is signed, and running the same command again retries only the
+    samples that got no answer (docs/design.md, "An outage is not a judgment")."""
+
+    def __init__(self, message: str, *, judge: str) -> None:
+        self.judge = judge
         super().__init__(message)
 
 

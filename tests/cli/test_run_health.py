@@ -1,4 +1,5 @@
-"""``jurat run``'s judges: a judge that never answered makes the run exit 1 and is named;
+"""``jurat run``'s judges: a judge whose every answer was unusable makes the run exit 1 and
+is named;
 a judge that cannot be used exits 3 before anything is sent or written; a rerun counts
 what it drew apart from what it reused.
 """
@@ -73,12 +74,14 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_KEY", "sk-test")
 
 
-def _down(_: object) -> Reply:
-    return Reply(status=500, body=b'{"error": {"message": "upstream down"}}')
+def _malformed(_: object) -> Reply:
+    return Reply(body=b'{"choices": [{"message": {"content": "not json"}}]}')
 
 
 def test_a_judge_that_errored_on_every_sample_makes_the_run_exit_1(tmp_path: Path) -> None:
-    with FakeOpenAI(behaviour=_down) as server:
+    # It answered every call, badly: evaluation failures, unsure votes (seed 001). A judge
+    # that got no answer at all leaves its jobs incomplete instead (test_run_outage.py).
+    with FakeOpenAI(behaviour=_malformed) as server:
         path = campaign(tmp_path, server.url, local=True, two=True, samples=2)
         result = run(tmp_path, path, server)
         assert len(result.requests) == 4  # 2 artifacts x 2 samples, no retry
@@ -87,13 +90,14 @@ def test_a_judge_that_errored_on_every_sample_makes_the_run_exit_1(tmp_path: Pat
         "accept", "accept"]
     assert result.code == 1, result.out + result.err
     out = " ".join(result.out.split())
-    assert ("judge remote errored on every sample (4 of 4: http_5xx 4): it cast no vote in "
-            "any decision, so the others decided without it") in out
+    assert ("judge remote errored on every sample (4 of 4: malformed_json 4): it cast no vote "
+            "in any decision, so the others decided without it") in out
     assert ("exit status 1: judge remote errored on every sample, so the decisions lack its "
             "votes; the decisions alone would exit 0") in out
     health = {cells[0]: cells for cells in (row(result.out, j) for j in ("local", "remote"))}
     assert health["local"][1:] == ["stub:always-accept", "4", "4", "0", "4/4 (100%)", "-"]
-    assert health["remote"][1:] == ["openai-compat", "4", "4", "0", "0/4 (0%)", "http_5xx 4"]
+    assert health["remote"][1:] == ["openai-compat", "4", "4", "0", "0/4 (0%)",
+                                    "malformed_json 4"]
     # A rerun reuses both receipts, and says the same about the judge.
     again = run(tmp_path, path, None)
     assert again.code == 1

@@ -63,11 +63,12 @@ def test_every_kind_is_kept_distinct_and_filterable(target: Target) -> None:
         assert [e.payload for e in ledger.entries(kind="transport_retry")] == [
             {"kind": "transport_retry"}
         ]
-        assert [e.seq for e in ledger.entries(after_seq=4)] == [5, 6]
+        assert [e.seq for e in ledger.entries(after_seq=5)] == [6, 7]
         report = ledger.verify()
         assert report.kinds["evaluation_failed"] == 1
         assert report.kinds["unresolved_disagreement"] == 1
         assert report.kinds["transport_retry"] == 1
+        assert report.kinds["transport_failed"] == 1
 
 
 def test_bad_appends_are_refused(target: Target) -> None:

@@ -15,6 +15,7 @@ from jurat.judges._bias import (
     equivalent_share,
     first_position_ok,
 )
+from jurat.judges._breaker import BREAKER_CALLS, no_answer
 from jurat.judges._cost import (
     PHASES,
     CostSummary,
@@ -43,6 +44,7 @@ from jurat.judges._prompts import (
     render_equivalence,
 )
 from jurat.judges._protocol import (
+    NO_ANSWER_KINDS,
     RETRYABLE_KINDS,
     CallKind,
     Judge,
@@ -72,12 +74,14 @@ from jurat.models._truth import SIM_LABELS
 
 __all__ = [
     "ARCV_SCHEMA_ID",
+    "BREAKER_CALLS",
     "CRITERION_SCHEMA",
     "CRITERION_SCHEMA_ID",
     "EQUIVALENCE_FORMAT_ID",
     "EQUIVALENCE_PROMPT_ID",
     "EVENT_NAME",
     "MAX_ANSWER_BYTES",
+    "NO_ANSWER_KINDS",
     "PHASES",
     "RETRYABLE_KINDS",
     "SCHEMA_FOR_KIND",
@@ -130,6 +134,7 @@ __all__ = [
     "render_decision",
     "render_equivalence",
     "limit_share",
+    "no_answer",
     "run_samples",
     "sim_label",
     "sim_truth",

@@ -35,6 +35,7 @@ from jurat.errors import (
 )
 from jurat.fold import canonical_preference
 from jurat.judges._artifact_job import ArtifactJob
+from jurat.judges._breaker import Breaker
 from jurat.judges._curtail import curtailed_groups, draw_curtailed
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
@@ -170,6 +171,7 @@ class Engine:
         self._http = JudgeSession()
         self._limiters: dict[tuple[str, int, int | None, int | None], EndpointLimiter] = {}
         self._rng = random.Random()
+        self._breaker = Breaker()
 
     def judge(self, config: JudgeConfig) -> Judge:
         """The adapter for ``config`` (one per configuration, reused across jobs)."""
@@ -271,6 +273,8 @@ class Engine:
             out.raw, out.error = None, None
             # The endpoint's pacing first, so a rate-limited endpoint never idles global slots.
             async with limiter.slot(estimate), self._global:
+                # Checked once a slot is held: calls queued behind a failing one see it.
+                self._breaker.check(config.id)
                 start = clock()
                 if out.dispatched is None:
                     out.dispatched = start
@@ -294,6 +298,7 @@ class Engine:
                 used = out.raw.usage
                 limiter.settle(estimate, sum(used.values()) if used else None)
             self._record(config, record_key, out)
+            self._breaker.record(config.id, out.error)
             error = out.error
             if _retryable(error, out.attempts, config.retries):
                 assert isinstance(error, TransportError)

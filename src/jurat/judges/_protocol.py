@@ -18,6 +18,12 @@ CallKind = Literal["rubric", "pairwise", "criterion", "equivalence", "text", "cl
 #: sample (seed 000: "A transport retry is not permission to repeatedly sample judgments").
 RETRYABLE_KINDS = frozenset({"timeout", "rate_limited", "http_5xx", "connection"})
 
+#: Error kinds of a call that got no answer at all: the retryable ones once the retries are
+#: spent (a 429 included), and a key the endpoint refuses. Such a sample is an outage, not
+#: a judgment: it is never recorded as a vote unless its judge answered other samples of
+#: the job (then it is an unsure vote, seed 001), and a re-run retries it (runner/_run.py).
+NO_ANSWER_KINDS = RETRYABLE_KINDS | {"unauthorized"}
+
 #: The most bytes of one response (the provider's envelope) a judge call reads, over plain
 #: http and https alike; the answer inside it has its own limit (``_validate``).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024

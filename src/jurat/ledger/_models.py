@@ -26,6 +26,7 @@ EntryKind = Literal[
     "job_received",
     "sample_recorded",
     "transport_retry",
+    "transport_failed",
     "evaluation_failed",
     "unresolved_disagreement",
     "decision",

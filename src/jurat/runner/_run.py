@@ -39,9 +39,17 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from jurat._version import __version__
-from jurat.errors import ConfigError, IntakeError, JuratError
+from jurat.errors import ConfigError, IntakeError, JobIncomplete, JuratError
 from jurat.fold import decide
-from jurat.judges import Engine, SampleTelemetry, judge_pins, limit_share, plan_samples, usd
+from jurat.judges import (
+    Engine,
+    SampleTelemetry,
+    judge_pins,
+    limit_share,
+    no_answer,
+    plan_samples,
+    usd,
+)
 from jurat.ledger import (
     CampaignHistory,
     Entry,
@@ -228,6 +236,8 @@ class JobRunner:
         try:
             return await self._evaluate(job, artifact, execution, recorded,
                                         executed_now=executed_now, given=inputs)
+        except JobIncomplete:
+            raise  # an outage: each sample without an answer is journalled as transport_failed
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
@@ -241,22 +251,38 @@ class JobRunner:
         Each vote drawn in this run is also appended to ``drawn``, for honest call counts.
         """
 
+        outage: list[Vote] = []
+
         async def on_vote(vote: Vote) -> None:
             drawn.append(vote)
-            # Durable before the engine goes on, and so before the fold (seed 000).
-            await self._append("sample_recorded", job, artifact,
-                               {"vote": vote.model_dump(mode="json")})
             # The vote's own price, as job_cost prices it, without building a cost summary.
             price = usd(self.judges.get(vote.judge), vote.input_tokens, vote.output_tokens)
             self.progress.vote(vote, price)
+            if no_answer(vote.error):
+                # No answer is an outage, not a judgment: journalled as such, and a vote
+                # only once its judge is known to have answered the job's other samples.
+                outage.append(vote)
+                await self._append("transport_failed", job, artifact, {
+                    "judge": vote.judge, "criterion": vote.criterion, "sample": vote.sample,
+                    "error": vote.error, "attempts": vote.attempts})
+                return
+            # Durable before the engine goes on, and so before the fold (seed 000).
+            await self._append("sample_recorded", job, artifact,
+                               {"vote": vote.model_dump(mode="json")})
 
         async def on_retry(judge: str, sample: int, kind: str) -> None:
             await self._append("transport_retry", job, artifact,
                                {"judge": judge, "sample": sample, "error": kind})
 
-        return await self.engine.run_samples(
+        votes = await self.engine.run_samples(
             self.policy, artifact, bundle, gates, existing=recorded, on_vote=on_vote,
             on_retry=on_retry, telemetry=self.telemetry)
+        _all_answered_somewhere(artifact, votes)
+        for vote in outage:
+            # Its judge answered other samples: seed 001's partial failure, an unsure vote.
+            await self._append("sample_recorded", job, artifact,
+                               {"vote": vote.model_dump(mode="json")})
+        return votes
 
     async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
                         recorded: list[Vote], *, executed_now: bool,
@@ -280,8 +306,8 @@ class JobRunner:
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
         ):
-            await self._append("unresolved_disagreement", job, artifact,
-                               {"reasons": list(decision.reasons)})
+            kind, why = _undecided_entry(decision.reasons, votes)
+            await self._append(kind, job, artifact, why)
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
         slot = self._review_slot(artifact)
         inputs: dict[str, JsonValue] = {
@@ -359,6 +385,50 @@ class JobRunner:
                          reused_cost=job_cost(self.policy, votes, None),
                          judges_skipped=predicate.inputs.judges_skipped,
                          receipt_seq=receipt.seq)
+
+
+def _all_answered_somewhere(artifact: Artifact, votes: list[Vote]) -> None:
+    """Raise JobIncomplete when a judge got no answer for any of its samples of the job.
+
+    Such a job is not judged, so nothing is signed for it: its samples without an answer
+    were journalled (``transport_failed``) but never recorded as votes, and running the
+    same command again asks exactly those again (issue 27, "an outage is not a judgment").
+    """
+    asked: dict[str, Counter[str]] = {}
+    answered: set[str] = set()
+    for vote in votes:
+        if no_answer(vote.error):
+            asked.setdefault(vote.judge, Counter())[str(vote.error)] += 1
+        else:
+            answered.add(vote.judge)
+    silent = sorted(set(asked) - answered)
+    if silent:
+        judge = silent[0]
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(asked[judge].items()))
+        raise JobIncomplete(
+            f"artifact {artifact.id!r}: judge {judge} got no answer for any of its "
+            f"{asked[judge].total()} samples ({kinds}), so nothing was signed for it (fix: "
+            "check the judge's endpoint, then run the same command again: only the samples "
+            "without an answer are asked again)", judge=judge)
+
+
+def _undecided_entry(reasons: Iterable[str], votes: list[Vote]
+                     ) -> tuple[EntryKind, dict[str, JsonValue]]:
+    """The journal entry of a decision left to a person, by what left it undecided: seed
+    000, "transport retries, evaluation failures, and unresolved disagreement remain
+    distinguishable in the durable journal". Samples without an answer make it a
+    ``transport_failed``, else malformed or invalid answers an ``evaluation_failed``, else
+    the judges' disagreement (or a grounding or gate warning) an
+    ``unresolved_disagreement``; the errors are counted by kind."""
+    errors = Counter(vote.error for vote in votes if vote.error is not None)
+    transport = {kind: n for kind, n in sorted(errors.items()) if no_answer(kind)}
+    evaluation = {kind: n for kind, n in sorted(errors.items()) if not no_answer(kind)}
+    payload: dict[str, JsonValue] = {"reasons": list(reasons)}
+    if transport:
+        return "transport_failed", {**payload, "escalated": True, "errors": dict(transport)}
+    if evaluation:
+        return "evaluation_failed", {**payload, "escalated": True, "errors": dict(evaluation)}
+    return "unresolved_disagreement", payload
 
 
 def _write_receipt(path: Path, signed: bytes) -> None:
