@@ -348,12 +348,10 @@ def baselines(calls: int, latency_ms: float, old: Path | None) -> dict[str, dict
 
 
 def _label(src: Path | None) -> str:
-    """How a table names the jurat in ``src`` (None: this tree)."""
-    if src is None:
-        return "aiohttp (this tree)"
-    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or str(src)
-    return f"old transport ({commit})"
+    """How a table names the jurat in ``src`` (None: this tree), by its commit."""
+    commit = subprocess.run(["git", "-C", str(src or ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or str(src or ROOT)
+    return f"this tree ({commit})" if src is None else f"--old-src ({commit})"
 
 
 def main() -> int:
@@ -478,6 +476,8 @@ def _measure_all(args: argparse.Namespace, root: Path) -> int:
         f"{load[1]:.2f} {load[2]:.2f} (the machine is shared: its speed varies by the hour, "
         f"so compare the ratios of one run, not absolute rates across runs).\n\n"
         + "\n".join(lines) + "\n")
+    print()
+    print(text, flush=True)  # before the breakdown, which a failure there must not lose
     if not args.no_breakdown:
         print("timing each step of the same run, in-process …", flush=True)
         with FakeOpenAI(echo_judge, latency_ms=args.latency_ms, process=True) as server:
@@ -490,8 +490,7 @@ def _measure_all(args: argparse.Namespace, root: Path) -> int:
         text += "".join(f"| {label} | {ms:.2f} | {100 * ms / total:.0f}% |\n"
                         for label, ms in sorted(steps, key=lambda item: -item[1]))
         text += f"| total | {total:.2f} | 100% |\n"
-    print()
-    print(text)
+        print(text[text.index("\nWhere the CPU goes"):])
     if profile is not None:
         args.profile = profile
         print(f"profiling a second run into {profile} …", flush=True)
