@@ -250,6 +250,13 @@ class HTTPJudge:
     _path: str
 
     def __init__(self, config: JudgeConfig, base_url: str) -> None:
+        # Imported with the adapter, not at its first call: a run builds its adapters in
+        # the parent (preflight) before its worker processes fork, so the workers inherit
+        # aiohttp, and the collector's freeze (runner/_shards.py) leaves it out of its
+        # scans, instead of each worker importing it on its first call.
+        import aiohttp  # noqa: F401
+        import yarl  # noqa: F401
+
         self._config = config
         self._base_url = base_url
         self._http = JudgeSession()
