@@ -27,6 +27,7 @@ from jurat.judges import (
     summarise,
 )
 from jurat.models import Frozen
+from jurat.models._invalid import invalid
 from jurat.report._report_data import ArtifactView
 
 
@@ -107,9 +108,7 @@ def _given(cost: Mapping[str, Any] | None) -> dict[str, PhaseCost]:
         try:
             given[phase] = PhaseCost.model_validate(fields)
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValidationError(f"cost.{phase}.{where}: {first['msg']}") from exc
+            raise invalid(exc, PhaseCost, fields, within=("cost", phase)) from exc
     return given
 
 
