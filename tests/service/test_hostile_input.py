@@ -80,7 +80,7 @@ def _upstream(env: Env) -> None:
     keygen(env.root / "stage1")
     path = env.root / "up.toml"
     path.write_text(TEXT.format(samples=1, latency=0).replace('id = "text"', 'id = "up"')
-                    + '\n[upstream]\nkeys = ["stage1/jurat.pub"]\n')
+                    + '\n[upstream]\nkeys = [{path = "stage1/jurat.pub", stage = "stage1"}]\n')
     env.campaigns["up"] = path
 
 

@@ -140,7 +140,8 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     # A campaign that trusts an upstream key, so generated upstream receipts are read.
     keygen(root / "stage1")
     up = TEXT.format(samples=1, latency=0).replace('id = "text"', 'id = "up"')
-    _campaign(env, "up", up + '\n[upstream]\nkeys = ["stage1/jurat.pub"]\n')
+    _campaign(env, "up", up + '\n[upstream]\nkeys = [{path = "stage1/jurat.pub", '
+              'stage = "stage1"}]\n')
     # The critical tier over text: every job escalates without the sandbox, and the hidden
     # tests are still the references a rationale may not quote.
     _campaign(env, "review", CRITICAL.format().replace('id = "critical"', 'id = "review"')

@@ -5,27 +5,19 @@ is recorded or sampled."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from jurat.canonical import canonical_json, sha256_digest
+from jurat.canonical import canonical_json
 from jurat.ledger import open_ledger
-from jurat.receipts import keygen, load_private_key, read_statement
-from jurat.receipts._bundle import sign_payload
+from jurat.receipts import keygen, read_statement
 from tests.service._support import TEXT, Env, artifact, client, wait_decided
-
-STAGE1 = "https://example.org/stage1/v1"
+from tests.support.upstream import STAGE1, key_sha256, payload_sha256, upstream_receipt
 
 
 def _stage1(key: Path, text: str) -> dict[str, Any]:
-    statement = {"_type": "https://in-toto.io/Statement/v1",
-                 "subject": [{"name": "candidate", "digest": {"sha256": sha256_digest(text)}}],
-                 "predicateType": STAGE1, "predicate": {"structurally_admitted": True}}
-    bundle: dict[str, Any] = json.loads(sign_payload(canonical_json(statement),
-                                                     load_private_key(key)))
-    return bundle
+    return upstream_receipt(key, text)
 
 
 def _served(env: Env) -> tuple[Path, Path]:
@@ -34,7 +26,7 @@ def _served(env: Env) -> tuple[Path, Path]:
     keygen(env.root / "other")
     text = TEXT.format(samples=1, latency=0).replace('id = "text"', 'id = "up"')
     path = env.root / "up.toml"
-    path.write_text(text + '\n[upstream]\nkeys = ["stage1/jurat.pub"]\n')
+    path.write_text(text + '\n[upstream]\nkeys = [{path = "stage1/jurat.pub", stage = "stage1"}]\n')
     env.campaigns["up"] = path
     return env.root / "stage1" / "jurat.key", env.root / "other" / "jurat.key"
 
@@ -50,9 +42,10 @@ def test_a_verified_upstream_receipt_is_bound_by_digest(env: Env) -> None:
         job = r.json()["job_id"]
         assert wait_decided(http, job, alice)["status"] == "decided"
         signed = http.get(f"/v1/jobs/{job}/receipt", headers=alice).content
-    payload = base64.b64decode(bundle["dsseEnvelope"]["payload"])
     bound = read_statement(signed)["predicate"]["inputs"]["upstream_receipts"]
-    assert bound == [{"name": STAGE1, "sha256": hashlib.sha256(payload).hexdigest()}]
+    assert bound == [{"name": STAGE1, "sha256": payload_sha256(bundle), "stage": "stage1",
+                      "key_sha256": key_sha256(trusted.with_suffix(".pub")),
+                      "issued_at": "2026-01-01T00:00:00.000000Z"}]
 
 
 def test_stale_altered_or_untrusted_upstream_receipts_refuse_the_job(env: Env) -> None:

@@ -78,11 +78,16 @@ _EXAMPLES: dict[tuple[str, ...], str] = {
     ("artifacts", "*", "sha256"): "sha256 = the artifact's sha256 in hex, or remove the key",
     ("artifacts", "*", "truth"): 'truth = "accept" (a label of the campaign\'s kind; see '
     'docs/campaign-format.md, "truth labels")',
+    ("upstream", "keys"): 'keys = [{ path = "keys/stage1.pub", stage = "stage1" }]',
+    ("upstream", "keys", "*", "stage"): 'stage = "stage1"',
+    ("artifacts", "*", "upstream"): 'upstream = ["receipts/c1.stage1.json"]',
 }
 #: What a constrained string looks like, by TOML place, instead of the pattern itself.
 _FORMS: dict[tuple[str, ...], str] = {
     ("artifacts", "*", "id"): "only letters, digits, '.', '_' and '-'",
     ("artifacts", "*", "sha256"): "64 lowercase hexadecimal digits (a sha256)",
+    ("upstream", "keys", "*", "stage"): "lowercase letters, digits, '.', '_' and '-', at "
+    "most 64, starting with a letter or digit",
 }
 #: How messages name a table or an inline table, by TOML place.
 _TABLE_NAMES: dict[tuple[str, ...], str] = {

@@ -62,6 +62,9 @@ class ArtifactSpec(Frozen):
     """Who submitted it."""
     task: str | None = None
     """Task or test-case id it answers."""
+    upstream: tuple[str, ...] = Field((), max_length=8)
+    """Files of its upstream (Stage 1/2) receipts, Sigstore bundles relative to the
+    campaign file and inside its directory; checked against ``[upstream]`` (runner/_upstream.py)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ArtifactSpec:
@@ -102,3 +105,6 @@ class Artifact(Frozen):
     """Who submitted it."""
     task: str | None = None
     """Task id."""
+    upstream: tuple[str, ...] = ()
+    """Its upstream receipt files as the campaign names them (``ArtifactSpec.upstream``),
+    read and checked when its job starts; never sent to a judge."""

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
@@ -77,13 +77,59 @@ def no_artifacts_problems(artifacts: int, datasets: int) -> list[Problem]:
                     'a [[datasets]] table with path = "items.jsonl"')]
 
 
-class UpstreamTrust(Frozen):
-    """The ``[upstream]`` table: whose Stage 1/2 receipts the campaign accepts (seed 000:
-    "authenticated Stage 1 and Stage 2 evidence"); `jurat serve` checks them (service/)."""
+#: A stage name: what a key signs for and a receipt's ``predicate.stage`` names.
+STAGE_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 
-    keys: tuple[str, ...] = Field(min_length=1, max_length=32)
-    """PEM public keys (SPKI) of the upstream signers, relative to the campaign file and
-    inside its directory."""
+
+class UpstreamKey(Frozen):
+    """One ``[upstream] keys`` entry: a signer's public key and the stage it signs for."""
+
+    path: str = Field(min_length=1)
+    """PEM public key (SPKI) of the signer, relative to the campaign file and inside its
+    directory."""
+    stage: str = Field(pattern=STAGE_PATTERN)
+    """The stage this key signs receipts for (``stage1``, ``stage2``): a receipt it signs
+    must say it is of this stage (``predicate.stage``), or it is of a foreign stage."""
+
+
+class UpstreamTrust(Frozen):
+    """The ``[upstream]`` table: whose Stage 1/2 receipts the campaign takes, and which
+    stages every artifact must bring (seed 000: "a frozen candidate version with
+    authenticated Stage 1 and Stage 2 evidence"); checked by runner/_upstream.py for
+    `jurat run` and `jurat serve` alike."""
+
+    keys: tuple[UpstreamKey, ...] = Field(min_length=1, max_length=32)
+    """The signers' keys, each with the stage it signs for."""
+    required: tuple[str, ...] | None = None
+    """Stages every artifact must bring a current receipt of; default: every stage of
+    ``keys``. ``[]`` makes them all optional (still checked when given)."""
+
+    @field_validator("keys", mode="before")
+    @classmethod
+    def _not_bare_paths(cls, value: object) -> object:
+        # The table's first form listed paths alone; a key must now say what it signs for.
+        if isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value):
+            raise ValueError(
+                "each key names the stage it signs for: write keys = [{path = "
+                '"keys/stage1.pub", stage = "stage1"}] instead of a bare path')
+        return value
+
+    @model_validator(mode="after")
+    def _required_declared(self) -> UpstreamTrust:
+        declared = {k.stage for k in self.keys}
+        unknown = [s for s in self.required or () if s not in declared]
+        if unknown:
+            raise_problems([Problem(
+                ("required",), f"stage {unknown[0]!r} is required but no key signs for it",
+                "add a key with that stage to keys, or remove it from required")])
+        return self
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The stages every artifact must bring, in the order first declared."""
+        if self.required is not None:
+            return self.required
+        return tuple(dict.fromkeys(k.stage for k in self.keys))
 
 
 class Campaign(Frozen):

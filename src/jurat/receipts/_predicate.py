@@ -57,13 +57,28 @@ class TaskRef(Frozen):
     """``policy.task_version``."""
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class UpstreamReceipt(Frozen):
-    """One earlier-stage receipt this decision relies on (seed 000: Stage 1/2 receipts)."""
+    """One earlier-stage receipt this decision relies on (seed 000: Stage 1/2 receipts).
+    The last three fields say what was checked (runner/_upstream.py); receipts made before
+    stages existed have none of them, and leave them out, so they keep their normal form."""
 
     name: str
-    """What it is, e.g. ``stage1`` or a receipt file name."""
+    """What it is: the upstream statement's ``predicateType``."""
     sha256: str = Field(pattern=_SHA256)
-    """Its receipt digest."""
+    """sha256 of its signed DSSE payload."""
+    stage: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$",
+                              exclude_if=_absent)
+    """The stage it is of, which the key that verified it signs for."""
+    key_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
+    """sha256 of the DER SubjectPublicKeyInfo of the key that verified it."""
+    issued_at: str | None = Field(None, pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$",
+                                  exclude_if=_absent)
+    """Its ``predicate.issued_at``, as jurat writes times (microseconds, ``Z``): what a
+    later receipt of the same stage supersedes it by."""
 
 
 class EvidenceRef(Frozen):

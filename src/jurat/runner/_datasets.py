@@ -49,6 +49,7 @@ from jurat.runner._intake import (
     intake_spec,
 )
 from jurat.runner._reference_evidence import reference_evidence
+from jurat.runner._upstream import artifact_upstream, stage_keys
 
 __all__ = ["Inventory", "check_artifacts", "intake", "iter_artifacts", "iter_placed", "row_bytes"]
 
@@ -274,6 +275,7 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
     check_destinations(campaign.policy, campaign.source)
     _check_replay_files(campaign)
     reference_evidence(campaign)  # pinned grounding references: read and digest-checked
+    keys = stage_keys(campaign)
     cache = {} if cache is None else cache
     seen = _Seen()
     count, first = 0, None
@@ -295,6 +297,10 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
         if same is not None:
             found(CampaignError(same.message, file=campaign.source, field=where,
                                 line=campaign_line(campaign.source, where), fix=same.fix))
+        try:
+            artifact_upstream(campaign, keys, artifact, where)
+        except CampaignError as exc:
+            found(exc)
         count, first = count + 1, first or artifact
     for index in range(len(campaign.datasets)):
         for row in _rows(campaign, index):
@@ -308,6 +314,7 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
                 continue
             try:
                 artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
+                artifact_upstream(campaign, keys, artifact, _ROW)
             except CampaignError as exc:
                 found(_relocated(exc, row))
                 continue

@@ -121,7 +121,7 @@ def intake_spec(
                      key="max_artifact_bytes")
 
     common: dict[str, Any] = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
-              "task": spec.task, "tests": tests}
+              "task": spec.task, "tests": tests, "upstream": spec.upstream}
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
             a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")

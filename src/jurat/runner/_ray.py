@@ -219,6 +219,11 @@ def run_on_ray(campaign: Campaign, inventory: Inventory, options: RunOptions,
     when a job fails (what completed is durable) and KeyboardInterrupt when interrupted
     (the tasks still running are cancelled).
     """
+    if campaign.upstream is not None:
+        # Its tasks would sign receipts without the upstream receipts their jobs are bound to.
+        raise ConfigError(
+            f"{campaign.source}: --executor ray does not run campaigns with [upstream] yet "
+            "(fix: run them with --executor local)")
     ray = import_ray()
     connect_ray(ray, address)
     try:

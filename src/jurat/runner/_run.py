@@ -78,7 +78,7 @@ from jurat.receipts import (
     replay_fidelity_level_for,
     sign_statement,
 )
-from jurat.runner._datasets import Inventory, check_artifacts, iter_placed
+from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts, iter_placed
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
 from jurat.runner._job import (
     JobResult,
@@ -91,6 +91,7 @@ from jurat.runner._job import (
     judges_skipped,
 )
 from jurat.runner._reference_evidence import reference_evidence
+from jurat.runner._upstream import RunUpstream
 
 if TYPE_CHECKING:
     from jurat.checks import CheckPool
@@ -540,6 +541,9 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
                 telemetry=telemetry, engine=own, checked=checked, on_result=on_result,
                 appends=appends)
     inventory = checked if checked is not None else preflight(campaign, engine)
+    # A receipt older than one the ledger bound: refused before anything is written.
+    upstream = RunUpstream(campaign, ledger, policy_digest(campaign.policy), options.attempt)
+    upstream.refuse_superseded(iter_artifacts(campaign))
     options.out_dir.mkdir(parents=True, exist_ok=True)
     kept: list[tuple[int, JobResult]] = []
     deliver: OnResult = on_result or (lambda result, index: kept.append((index, result)))
@@ -552,7 +556,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
                            checks=checks, history=history)
 
         async def job(index: int, artifact: Artifact) -> None:
-            deliver(await runner.run_one(artifact), index)
+            deliver(await runner.run_one(artifact, **upstream.job(artifact)), index)
 
         mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
         await _stream(mine, limit, job)

@@ -13,10 +13,10 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from jurat.runner import UPSTREAM_BYTES
+
 __all__ = ["UPSTREAM_BYTES", "BodyLimit", "body_limit"]
 
-#: The largest upstream receipt the service reads (Stage 1/2 receipts are small).
-UPSTREAM_BYTES = 1024 * 1024
 _OVERHEAD = 64 * 1024
 
 Scope = MutableMapping[str, Any]

@@ -34,14 +34,15 @@ from jurat.models import (
 )
 from jurat.receipts import (
     PrivateKey,
-    PublicKey,
     read_statement,
 )
 from jurat.runner import (
     JobRunner,
+    KnownUpstream,
     Progress,
     RayJobs,
     RunOptions,
+    StageKey,
     artifacts_in_flight,
     check_pool,
     intake_spec,
@@ -64,7 +65,7 @@ from jurat.service._jobs import (
 from jurat.service._models import JobRequest
 from jurat.service._test_lines import quotes_reference, reference_lines
 from jurat.service._tokens import Principal
-from jurat.service._upstream import trusted_keys, verify_upstream
+from jurat.service._upstream import stage_keys, verify_upstream
 
 __all__ = ["Served", "Service", "check_campaigns"]
 
@@ -86,8 +87,8 @@ class Served:
     """The runner of `jurat run`, which every job of the campaign goes through."""
     slots: asyncio.Semaphore
     """At most ``artifacts_in_flight`` jobs run at once, as in `jurat run`."""
-    upstream_keys: tuple[PublicKey, ...]
-    """The keys of ``[upstream]``."""
+    upstream_keys: tuple[StageKey, ...]
+    """The keys of ``[upstream]``, each with the stage it signs for."""
     references: tuple[str, ...]
     """Lines of the campaign's tests a rationale may not quote (``_test_lines``)."""
 
@@ -134,6 +135,8 @@ class Service:
         self.served: dict[str, Served] = {}
         self.jobs: dict[str, JobState] = {}
         self._first = FirstJobs()
+        self._upstream = KnownUpstream()
+        """The latest upstream receipt bound per (artifact, stage): an older one is refused."""
         """The first job of each (campaign, artifact digest): a later one is its duplicate."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._stack = AsyncExitStack()
@@ -176,7 +179,7 @@ class Service:
             limit = artifacts_in_flight(campaign.policy, None, campaign.intake)
             self.served[campaign.id] = Served(
                 campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
-                slots=asyncio.Semaphore(limit), upstream_keys=trusted_keys(campaign),
+                slots=asyncio.Semaphore(limit), upstream_keys=stage_keys(campaign),
                 references=reference_lines(campaign))
         if self.ray is not None:
             self.ray.open()
@@ -195,6 +198,9 @@ class Service:
         for entry in self.ledger.entries(kind="job_received"):
             service = entry.payload.get(SERVICE_KEY)
             served = self.served.get(entry.campaign_id or "")
+            if isinstance(service, dict):
+                self._upstream.note(str(entry.payload.get("artifact_sha256")),
+                                    service.get("upstream_receipts", ()))
             if not isinstance(service, dict) or served is None:
                 continue
             state = JobState(job_id=entry.job_id, campaign_id=served.campaign.id,
@@ -368,8 +374,8 @@ class Service:
                                      field="contributor", fix="leave contributor out")
             contributor = principal.subject
         artifact = self._artifact(served, request, contributor)
-        upstream = verify_upstream(request.upstream_receipts, served.upstream_keys,
-                                   artifact.sha256)
+        upstream = verify_upstream(request.upstream_receipts, served.campaign,
+                                   served.upstream_keys, artifact.sha256, known=self._upstream)
         job_id = job_identity(served.campaign, served.policy_sha256, artifact,
                               contributor=contributor, assignment=request.assignment,
                               upstream=upstream)
@@ -406,6 +412,7 @@ class Service:
             state.durable.set()  # waiters find it gone and see the error themselves
             raise
         state.durable.set()
+        self._upstream.note(artifact.sha256, upstream)
         self._start(state)
         return state
 
