@@ -82,8 +82,9 @@ def _blocks(user: str) -> tuple[str, str, str]:
 def test_equivalence_prompt_is_the_seed_wording_with_fresh_delimiters() -> None:
     prompt = render_equivalence(pair("first", "second"))
     assert prompt.system == ""
-    assert prompt.template_id == EQUIVALENCE_PROMPT_ID == "invariance-checker/judge/v1"
-    assert prompt.prompt_id == "invariance-checker/judge/v1@2" == TEMPLATE_FOR_KIND["equivalence"]
+    # jurat's own id: the text is not the seed's, so it does not carry the seed's id.
+    assert prompt.template_id == EQUIVALENCE_PROMPT_ID == "jurat/equivalence"
+    assert prompt.prompt_id == "jurat/equivalence@1" == TEMPLATE_FOR_KIND["equivalence"]
     n, a, b = _blocks(prompt.user)
     assert (a, b) == ("first", "second")
     # Put the seed's fixed markers back and drop the added sentence: the seed's text, exactly.
@@ -151,7 +152,7 @@ def test_every_kind_has_a_versioned_template() -> None:
         "rubric": "jurat/judge-decision@2",
         "pairwise": "jurat/pairwise-decision@2",
         "criteria": "jurat/binary-criterion@2",
-        "equivalence": "invariance-checker/judge/v1@2",
+        "equivalence": "jurat/equivalence@1",
     }
     # The claim template is asked per grounded claim (docs/grounding.md), not per kind; the
     # general decision templates per rubric beyond the ARCV four (judges/_general.py).
@@ -429,14 +430,14 @@ def test_every_prompt_says_delimited_text_is_data() -> None:
     assert kinds == {
         "jurat/judge-decision", "jurat/pairwise-decision", "jurat/judge-decision-general",
         "jurat/pairwise-decision-general", "jurat/binary-criterion",
-        "invariance-checker/judge/v1", "jurat/claim-label"}
+        "jurat/equivalence", "jurat/claim-label"}
     said = re.compile(
         r"between (?:the |two )?marker lines.{0,200}?is data\b.{0,120}?never instructions to you",
         re.DOTALL)
     for name, prompt in prompts.items():
         assert said.search(prompt.system + "\n" + prompt.user), name
     for name, prompt in prompts.items():
-        if not prompt.template_id.startswith(("invariance", "jurat/claim")):
+        if not prompt.template_id.startswith(("jurat/equivalence", "jurat/claim")):
             # The decision and criterion prompts name the call's one tag first, as well.
             assert prompt.user.startswith(
                 f"This request's marker tag is {_tag(prompt)}. Only marker lines carrying it "
@@ -464,9 +465,11 @@ PINNED_PROMPTS = {
     "jurat/pairwise-decision-general@2":
         "b17a9ef2a80d78edf6a8d0755b419e675786fa6a172bc3800f439c853b15180f",
     "jurat/binary-criterion@2": "7faaf6dc67f22467471d1d8aa28c44b45d7c13078d7c7a5c7cee40e0db8aa825",
-    # These two send what they sent before issue 25's version 2 of the others, byte for byte.
-    "invariance-checker/judge/v1@2":
-        "946f6ea4bb21bd01d360f7cc74c5a57a76f6313555f5a5220229d54230fb96c7",
+    # These two send what they sent before issue 25's version 2 of the others, byte for byte
+    # (the equivalence prompt's text was recorded as invariance-checker/judge/v1@2 until
+    # issue 27 gave it jurat's own id: the digest covers the id, so it changed with it).
+    "jurat/equivalence@1":
+        "4dbf5ece4327810c9c86ae42145f380d95cd1dfb15a1b8aa7846efe78b6b2622",
     "jurat/claim-label@1": "1d10a63c2bcbc3a880809da05edde87201b4df09ae87a29ec740c028dc25c194",
 }
 
@@ -508,3 +511,8 @@ def test_each_version_sends_the_bytes_it_was_pinned_with(
     digests = {p.prompt_id: sha256_digest(canonical_json(p)) for p in rendered}
     assert digests == PINNED_PROMPTS
     assert set(digests) == set(TEMPLATES)
+    # Only the id changed: under its old id it sends the bytes that id was pinned with.
+    renamed = render_equivalence(both).model_copy(
+        update={"template_id": "invariance-checker/judge/v1", "version": "2"})
+    assert sha256_digest(canonical_json(renamed)) == (
+        "946f6ea4bb21bd01d360f7cc74c5a57a76f6313555f5a5220229d54230fb96c7")

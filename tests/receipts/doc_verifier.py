@@ -76,6 +76,8 @@ GATE_FIELDS = {
     "id", "outcome", "required", "tool", "tool_version", "evidence_index", "detail", "data",
 }
 JUDGE_FIELDS = {"id", "provider", "model", "prompt_id", "schema_id", "decoding", "config_sha256"}
+#: §6.6's table: a judge's ``prompt_derived_from``, present exactly for these prompt ids.
+PROMPT_DERIVED_FROM = {"jurat/equivalence@1": "invariance-checker/judge/v1"}
 VOTE_FIELDS = {
     "judge", "criterion", "sample", "attempts", "order", "answer", "error", "returned_model",
     "system_fingerprint", "usage", "dispatch_ms", "latency_ms", "prompt_id",
@@ -296,7 +298,7 @@ def _statement(payload: bytes) -> dict[str, Any]:
     for i, gate in enumerate(pred["gates"]):
         _fields(gate, GATE_FIELDS, f"gates[{i}]")
     for i, judge in enumerate(pred["judges"]):
-        _fields(judge, JUDGE_FIELDS, f"judges[{i}]")
+        _fields(judge, JUDGE_FIELDS, f"judges[{i}]", optional={"prompt_derived_from"})
     for i, vote in enumerate(pred["votes"]):
         _fields(vote, VOTE_FIELDS, f"votes[{i}]")
     review = pred["review"]
@@ -1056,6 +1058,9 @@ def _derived_fields(pred: dict[str, Any]) -> list[str]:
                       if v["judge"] == judge["id"] and v["prompt_id"]})
         if part["prompt_id"] != (ids[0] if len(ids) == 1 else None):  # §6.6, as jurat run writes
             problems.append(f"judges[{part['id']}].prompt_id is not its votes' one prompt id")
+        # §6.6: present exactly for a prompt id the table there names, with the seed's id.
+        if part.get("prompt_derived_from") != PROMPT_DERIVED_FROM.get(part["prompt_id"]):
+            problems.append(f"judges[{part['id']}].prompt_derived_from is not §6.6's")
     skipped = pred["inputs"].get("judges_skipped")
     if skipped != expected_judges_skipped(policy, pred["gates"]):
         problems.append(f"inputs.judges_skipped {skipped!r} is not what §6.4.1 gives")

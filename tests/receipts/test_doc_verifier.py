@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.receipts.doc_verifier import (
+    PROMPT_DERIVED_FROM,
     DocVerifyError,
     FoldRefused,
     canonical,
@@ -540,6 +541,9 @@ def _refresh_derived(pred: dict[str, Any]) -> None:
         ids = sorted({v["prompt_id"] for v in pred["votes"]
                       if v["judge"] == judge["id"] and v["prompt_id"]})
         part["prompt_id"] = ids[0] if len(ids) == 1 else None
+        part.pop("prompt_derived_from", None)
+        if part["prompt_id"] in PROMPT_DERIVED_FROM:
+            part["prompt_derived_from"] = PROMPT_DERIVED_FROM[part["prompt_id"]]
     skipped = expected_judges_skipped(policy, pred["gates"])
     pred["inputs"].pop("judges_skipped", None)
     if skipped is not None:

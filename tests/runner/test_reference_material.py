@@ -183,9 +183,12 @@ def test_gold_answers_reach_no_contributor_visible_output(tmp_path: Path) -> Non
         assert pred["gates"][0]["outcome"] == "skip"
         assert len(pred["votes"]) == 9
         for vote in pred["votes"]:
-            assert vote["prompt_id"] == "invariance-checker/judge/v1@2"
+            assert vote["prompt_id"] == "jurat/equivalence@1"
             assert vote["answer"] is None or set(vote["answer"]) == {"decision", "numeric_agree"}
-        assert {j["prompt_id"] for j in pred["judges"]} == {"invariance-checker/judge/v1@2"}
+        assert {j["prompt_id"] for j in pred["judges"]} == {"jurat/equivalence@1"}
+        # What it derives from: seed 002 §4's id, which the changed text no longer carries.
+        assert {j["prompt_derived_from"] for j in pred["judges"]} == {
+            "invariance-checker/judge/v1"}
         remote = [v["answer"] for v in pred["votes"] if v["judge"] == "remote"]
         assert remote == [{"decision": "DIFFERENT", "numeric_agree": False}] * 3
 

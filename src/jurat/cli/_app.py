@@ -79,6 +79,10 @@ def run(
         "--log-key", help="Ed25519 key that signs the ledger's checkpoints (default: "
         "<stem>-log.key beside --key, e.g. keys/jurat-log.key; without --key, "
         "jurat-log.key in the config dir; created once when absent)")] = None,
+    rotate_key: Annotated[bool, typer.Option(
+        "--rotate-key", help="Sign new receipts with --key although the campaign's receipts "
+        "in the ledger name another key; those stay signed by it, and the run prints a "
+        "verify command per key (without it such a run exits 3).")] = False,
     telemetry: Annotated[Path | None, typer.Option(
         "--telemetry", help="Write one judge.sample event per sample to this NDJSON file.")
     ] = None,
@@ -105,7 +109,7 @@ def run(
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
                          quiet=quiet, workers=workers)
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
-                               ray_address=ray_address))
+                               ray_address=ray_address, rotate_key=rotate_key))
 
 
 @app.command()

@@ -23,6 +23,13 @@ from jurat.campaign import load_campaign
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._keys import LogKeyChoice, check_log_key, choose_log_key, open_log_signer
+from jurat.cli._rotation import (
+    current_key_ids,
+    keep_public_key,
+    key_groups,
+    refuse_other_key,
+    verify_lines,
+)
 from jurat.cli._summary import print_summary
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
@@ -149,7 +156,8 @@ def _check_executor(options: RunOptions, executor: str, ray_address: str | None)
 
 
 def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
-                executor: str = "local", ray_address: str | None = None) -> ExitCode:
+                executor: str = "local", ray_address: str | None = None,
+                rotate_key: bool = False) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
     # Building adapters opens no connection (each opens its client on first use, in the
@@ -185,6 +193,11 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             stack.enter_context(ledger.hold_campaign(campaign.id,
                                                      holder=holder_text("jurat run")))
             log = open_log_signer(log_choice, ledger)
+            # The receipts this run reuses are verified with the key it prints: the
+            # campaign's current receipts name --key's id, or the operator rotates.
+            current = current_key_ids(ledger, campaign.id)
+            refuse_other_key(campaign.id, current, key, key_path, rotate=rotate_key)
+            keep_public_key(options.out_dir, key)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
         if log.created:
@@ -221,10 +234,16 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
                       "judge's limits", highlight=False)
         out.print(f"receipts: {options.out_dir}/  ledger: {ledger.url}  checkpoint: {proofs}",
                   markup=False, highlight=False, soft_wrap=True)
-        if tally.first_receipt is not None:
+        tail = f"--checkpoint {proofs} --log-key {log.public_path or log.signer.verifier_key()}"
+        if rotate_key and current:
+            # After a rotation each key verifies its own receipts (cli/_rotation.py).
+            for line in verify_lines(key_groups(options.out_dir,
+                                                current_key_ids(ledger, campaign.id)),
+                                     options.out_dir, key, key_path.with_suffix(".pub"), tail):
+                out.print(line, markup=False, highlight=False, soft_wrap=True)
+        elif tally.first_receipt is not None:
             out.print(f"verify:   jurat verify {tally.first_receipt} --key "
-                      f"{key_path.with_suffix('.pub')} --checkpoint {proofs} --log-key "
-                      f"{log.public_path or log.signer.verifier_key()}", markup=False,
+                      f"{key_path.with_suffix('.pub')} {tail}", markup=False,
                       highlight=False, soft_wrap=True)
         code, why = _status(tally, health, campaign.monitor)
         out.print(f"exit status {int(code)}: {why}", highlight=False)

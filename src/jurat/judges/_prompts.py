@@ -58,6 +58,7 @@ from jurat.judges._protocol import Prompt
 from jurat.judges._validate import CRITERION_SCHEMA, arcv_schema
 from jurat.models import Artifact, Criterion, EvidenceBundle, GateOutcome, GateStatus, Rubric
 from jurat.models._gate_ids import ALL_GATE_IDS
+from jurat.models._prompt_ids import EQUIVALENCE_TEMPLATE
 from jurat.models._taint import data_block as _block
 
 __all__ = [
@@ -80,11 +81,12 @@ __all__ = [
 DECISION_TEMPLATE = ("jurat/judge-decision", "2")
 PAIRWISE_TEMPLATE = ("jurat/pairwise-decision", "2")
 CRITERION_TEMPLATE = ("jurat/binary-criterion", "2")
-#: Seed 002 §4: ``JUDGE_PROMPT_ID = 'invariance-checker/judge/v1'``, kept as the template id.
-#: Version 1 was the seed's text verbatim, with its fixed ``--- Answer A ---`` markers;
-#: version 2 keeps the seed's wording and puts each answer between per-call delimiters.
-EQUIVALENCE_TEMPLATE = ("invariance-checker/judge/v1", "2")
-EQUIVALENCE_PROMPT_ID = "invariance-checker/judge/v1"
+#: jurat's own id for its equivalence prompt, which derives from seed 002 §4's
+#: ``invariance-checker/judge/v1`` (models/_prompt_ids.py: a changed prompt declares its own
+#: id, seed 002 §4). Earlier versions recorded it as ``invariance-checker/judge/v1@1`` (the
+#: seed's text verbatim, with its fixed ``--- Answer A ---`` markers) and ``@2`` (this text:
+#: the seed's wording, each answer between per-call delimiters).
+EQUIVALENCE_PROMPT_ID = EQUIVALENCE_TEMPLATE[0]
 
 ARCV_SCHEMA_NAME = "arcv_judge_decision_v1"
 CRITERION_SCHEMA_NAME = "jurat_binary_criterion_v1"
@@ -479,7 +481,8 @@ def render_criterion(
 
 
 def render_equivalence(artifact: Artifact) -> Prompt:
-    """Seed 002 §4's prompt; each answer between delimiters drawn for this call."""
+    """``jurat/equivalence@1``: seed 002 §4's wording, each answer between delimiters drawn
+    for this call."""
     a, b = artifact.a or "", artifact.b or ""
     nonce = _nonce(a, b)
     return Prompt(

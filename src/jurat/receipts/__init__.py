@@ -13,6 +13,7 @@ from jurat.receipts._bundle import (
     MAX_DEPTH,
     read_statement,
     receipt_digest,
+    signing_key_id,
 )
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._inclusion import (
@@ -102,6 +103,7 @@ __all__ = [
     "replay_fidelity_level_for",
     "sign_statement",
     "sign_statement_keyless",
+    "signing_key_id",
     "statement_document",
     "verify_bundle",
 ]

@@ -252,3 +252,14 @@ def read_statement(bundle_bytes: bytes) -> dict[str, Any]:
     if not isinstance(statement, dict) or not isinstance(statement.get("predicate"), dict):
         raise _fail("the DSSE payload is not an in-toto statement with a predicate")
     return statement
+
+
+def signing_key_id(bundle_bytes: bytes) -> str | None:
+    """The key id a receipt names for its signer, read but NOT verified: the bundle's
+    ``publicKey.hint`` (jurat writes the same value as the DSSE signature's ``keyid``;
+    docs/receipt-format.md §2), None for keyless material or a bundle without a hint.
+
+    What ``jurat run`` compares with its ``--key`` before it reuses a receipt; the hint
+    is the only one of the two that step 3 checks against the verifying key.
+    """
+    return parse_bundle(bundle_bytes).hint

@@ -151,6 +151,10 @@ class JudgePart(Frozen):
     """Pinned model id (returned models are in each vote)."""
     prompt_id: str | None
     """Prompt template id@version; null when its votes used several (see each vote)."""
+    prompt_derived_from: str | None = Field(None, exclude_if=_absent)
+    """The seed's prompt id that ``prompt_id`` derives from (jurat's equivalence prompt:
+    seed 002 §4's ``invariance-checker/judge/v1``); absent for prompts of jurat's own, and
+    in receipts written before it was recorded, which keep their normal form."""
     schema_id: str | None
     """Output schema id, when the runner supplies it."""
     decoding: Decoding

@@ -45,6 +45,7 @@ from jurat.models import (
     policy_digest,
     record_digest,
 )
+from jurat.models._prompt_ids import PROMPT_DERIVED_FROM
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement, sign_payload
 from jurat.receipts._keys import PrivateKey
 from jurat.receipts._predicate import (
@@ -104,6 +105,7 @@ def _judge_part(judge: JudgeConfig, votes: Sequence[Vote], meta: Mapping[str, An
         provider=judge.provider,
         model=judge.model,
         prompt_id=prompt_id,
+        prompt_derived_from=PROMPT_DERIVED_FROM.get(prompt_id or ""),
         schema_id=meta.get("schema_id"),
         decoding=Decoding(
             temperature=judge.temperature,
