@@ -351,13 +351,17 @@ def adjudicate(
     key: Annotated[Path | None, typer.Option("--key", help="PEM private key.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write the receipt.")]
     = None,
+    log_key: Annotated[Path | None, typer.Option(
+        "--log-key", help="Ed25519 key that signs the ledger's checkpoint (default: "
+        "<stem>-log.key beside --key, as for `jurat run`).")] = None,
 ) -> None:
-    """Settle an escalated decision: a new signed review version (exit 3 if refused)."""
+    """Settle an escalated decision: a new signed review version and its inclusion proof
+    (exit 3 if refused)."""
     from jurat.cli._adjudicate import adjudicate_command
 
     finish(lambda: adjudicate_command(ledger, job, disposition=disposition,
                                       rationale=rationale, reviewer=reviewer, key_path=key,
-                                      out=out))
+                                      out=out, log_key=log_key))
 
 
 def main() -> None:
