@@ -191,8 +191,9 @@ input = "Where is my parcel?"
 """
 
 
-def test_criteria_subject_runs_once_at_temperature_zero_and_is_not_rerun(tmp_path: Path
-                                                                          ) -> None:
+def test_criteria_subject_runs_at_temperature_zero_and_an_unchanged_output_is_not_rejudged(
+    tmp_path: Path,
+) -> None:
     with FakeOpenAI(behaviour=echo_judge) as server:
         campaign = tmp_path / "c.toml"
         campaign.write_text(CRITERIA.format(url=server.url))
@@ -201,9 +202,12 @@ def test_criteria_subject_runs_once_at_temperature_zero_and_is_not_rerun(tmp_pat
         assert server.requests == 1  # one execution; the stub judges locally
         body = server.received[0].body
         assert b"Where is my parcel?" in body and b'"temperature":0' in body.replace(b" ", b"")
+        first = (tmp_path / "out" / "case1.sigstore.json").read_bytes()
         code, out = _run(tmp_path, campaign)
         assert code == 0, out
-        assert server.requests == 1  # the job is reused, the subject is not run again
+        # Each run executes the subject again (issue 27); the same output keeps its receipt.
+        assert server.requests == 2
+        assert (tmp_path / "out" / "case1.sigstore.json").read_bytes() == first
     pred = read_statement((tmp_path / "out" / "case1.sigstore.json").read_bytes())["predicate"]
     gate = next(g for g in pred["gates"] if g["id"] == "subject.execution")
     assert gate["outcome"] == "pass" and gate["data"]["temperature"] == 0.0

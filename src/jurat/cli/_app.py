@@ -86,6 +86,10 @@ def run(
     telemetry: Annotated[Path | None, typer.Option(
         "--telemetry", help="Write one judge.sample event per sample to this NDJSON file.")
     ] = None,
+    resume: Annotated[str | None, typer.Option(
+        "--resume", metavar="RUN_ID", help="Resume the interrupted run RUN_ID (its 'run id: "
+        "…' line) of a campaign with a [subject]: what it executed is not executed again. "
+        "Without it each run executes the subject afresh.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="Processes that share the run (default: one per core, at "
@@ -109,7 +113,8 @@ def run(
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
                          quiet=quiet, workers=workers)
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
-                               ray_address=ray_address, rotate_key=rotate_key))
+                               ray_address=ray_address, rotate_key=rotate_key,
+                               resume=resume))
 
 
 @app.command()

@@ -53,6 +53,7 @@ from jurat.runner import (
     import_ray,
     preflight,
     refuse_changed_policy,
+    resumable_run_id,
     run_campaign_async,
     run_on_ray,
     start_workers,
@@ -157,7 +158,7 @@ def _check_executor(options: RunOptions, executor: str, ray_address: str | None)
 
 def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
                 executor: str = "local", ray_address: str | None = None,
-                rotate_key: bool = False) -> ExitCode:
+                rotate_key: bool = False, resume: str | None = None) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
     # Building adapters opens no connection (each opens its client on first use, in the
@@ -189,6 +190,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # A live campaign never changes; both held before anything is sent or written,
             # the log key against the ledger's checkpoints.
             refuse_changed_policy(campaign, ledger)
+            # A campaign with a [subject] executes it again in each run, unless this one
+            # resumes an interrupted run (runner/_rerun.py).
+            options.run_id = resumable_run_id(campaign, ledger, resume)
             # One writer per campaign and ledger, for the whole run (ledger/_hold.py).
             stack.enter_context(ledger.hold_campaign(campaign.id,
                                                      holder=holder_text("jurat run")))
@@ -200,6 +204,12 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             keep_public_key(options.out_dir, key)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
+        if options.run_id is not None:
+            # Before anything is sent: an interrupted run's id is what --resume takes.
+            console.print(f"run id: {options.run_id} ({'resumed' if resume else 'new'}; "
+                          f"if interrupted, add --resume {options.run_id} to resume it "
+                          "without executing the subject again)", markup=False,
+                          highlight=False, soft_wrap=True)
         if log.created:
             console.print(f"created a log key at {log.path} (public half beside it)",
                           markup=False)
@@ -222,8 +232,11 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             _print_calls(tally, out)
             proven()
         except KeyboardInterrupt:
-            console.print("[yellow]interrupted[/]: completed samples are in the ledger; "
-                          "run the same command again to resume without resampling")
+            again = ("run the same command again to resume without resampling"
+                     if options.run_id is None else
+                     f"add --resume {options.run_id} to resume without executing the subject "
+                     "or resampling")
+            console.print(f"[yellow]interrupted[/]: completed samples are in the ledger; {again}")
             return ExitCode.INTERRUPTED
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
         if ray is not None:

@@ -19,6 +19,7 @@ from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
 from jurat.runner._ray_jobs import RayJobs
 from jurat.runner._replay import Replay, ReplayedReceipt, ledger_url, replay_ledger
+from jurat.runner._rerun import resumable_run_id
 from jurat.runner._run import (
     JobRunner,
     RunOptions,
@@ -92,6 +93,7 @@ __all__ = [
     "refuse_changed_policy",
     "tuned_for_jobs",
     "replay_ledger",
+    "resumable_run_id",
     "run_campaign_async",
     "run_on_ray",
     "selftest_judge",

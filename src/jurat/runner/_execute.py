@@ -1,9 +1,10 @@
 """The execution phase of criteria campaigns: run the subject under test once per input.
 
 Seed 001 §3: the subject is pinned at ``execution_temperature`` (greedy by default), so the
-output being judged is not a fresh random draw every run. The output is recorded in the
-job's ``job_received`` entry before any judge sees it, so a resumed job judges the same
-output instead of executing again.
+output being judged is not a fresh random draw every run. The output is recorded in a
+``job_received`` entry before any judge sees it: under `jurat run`, each run's own
+execution job (runner/_rerun.py: a new run executes again, ``--resume`` does not); for the
+service, the job's, so a resumed job judges the same output instead of executing again.
 """
 
 from __future__ import annotations

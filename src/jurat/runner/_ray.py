@@ -258,7 +258,8 @@ def _dispatch(ray: ModuleType, campaign: Campaign, inventory: Inventory,
                     break
                 slot = free.pop()
                 task = TaskInput(key_pem=pem, ledger_url=url, out_dir=str(options.out_dir),
-                                 attempt=options.attempt, slot=slot, slots=slots,
+                                 attempt=options.attempt, run_id=options.run_id,
+                                 slot=slot, slots=slots,
                                  in_flight=in_flight, artifacts=batch)
                 running[job.remote(campaign_ref, task)] = slot
             if not running:

@@ -53,6 +53,8 @@ class TaskInput(Frozen):
     """The driver's ``--out``: the receipt paths the summary and the proofs name."""
     attempt: int
     """The run's attempt number, part of each job's identity (``RunOptions.attempt``)."""
+    run_id: str | None = None
+    """The run the subject is executed under (``RunOptions.run_id``, runner/_rerun.py)."""
     slot: int
     """This task's part of every judge's limits, k of ``slots`` (``limit_share``)."""
     slots: int
@@ -122,7 +124,7 @@ def run_task(campaign: Campaign, task: TaskInput) -> TaskOutput:
         policy = campaign.policy
         first = [task.artifacts[0][1]] if task.artifacts else []
         options = RunOptions(out_dir=scratch, ledger_url=task.ledger_url,
-                             attempt=task.attempt, quiet=True)
+                             attempt=task.attempt, run_id=task.run_id, quiet=True)
         async with (Engine(share=(task.slot, task.slots)) as engine,
                     check_pool([policy]) as checks):
             engine.preflight(policy, first)

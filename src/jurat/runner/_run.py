@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from jurat._version import __version__
+from jurat.canonical import digest_json
 from jurat.errors import ConfigError, IntakeError, JobIncomplete, JuratError
 from jurat.fold import decide
 from jurat.judges import (
@@ -91,6 +92,7 @@ from jurat.runner._job import (
     judges_skipped,
 )
 from jurat.runner._reference_evidence import reference_evidence
+from jurat.runner._rerun import execution_job, judged_job
 from jurat.runner._upstream import RunUpstream
 
 if TYPE_CHECKING:
@@ -154,6 +156,10 @@ class RunOptions:
     key_path: Path | None = None
     telemetry_path: Path | None = None
     attempt: int = 1
+    run_id: str | None = None
+    """The run the subject is executed under (runner/_rerun.py): fresh for each `jurat run`
+    of a campaign with a ``[subject]``, or the ``--resume``d one; None: the subject is
+    executed once per job, as the service does."""
     quiet: bool = False
     workers: int | None = None
     """Processes sharing the run (runner/_shards.py); None: chosen by its size."""
@@ -206,19 +212,42 @@ class JobRunner:
         (``assignment``, the verified ``upstream_receipts``)."""
         if job is None:
             job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
+        run_id = self.options.run_id
+        fresh: tuple[Execution, bool] | None = None
+        base = job
+        if run_id is not None and artifact.input is not None and self.policy.subject is not None:
+            # Issue 27: each run executes the subject again, and the judging is keyed by
+            # what came out, so a changed model is judged anew (runner/_rerun.py).
+            fresh = await self._execution(base, artifact, run_id)
+            job = judged_job(base, fresh[0])
         # One read for all the job left in the ledger: its receipt, its recorded input and
         # the samples a resume must not draw again.
         known = self.history is None or job in self.history.jobs
         history = list(self.ledger.entries(job_id=job)) if known else []
         receipt = next((e for e in reversed(history) if e.kind == "receipt"), None)
+        carried: list[Vote] = []
+        if fresh is not None and receipt is not None:
+            job, history, receipt, carried = self._revisit(artifact, job, history, receipt)
         if receipt is not None:
-            return self._reuse(artifact, self._latest_review(artifact, job, receipt))
+            reused = self._reuse(artifact, self._latest_review(artifact, job, receipt))
+            if fresh is not None and fresh[1]:
+                reused.drawn_cost = job_cost(self.policy, [], fresh[0])
+            return reused
         received = next((e for e in history if e.kind == "job_received"), None)
-        recorded = [Vote.model_validate(e.payload["vote"]) for e in history
-                    if e.kind == "sample_recorded"]
+        recorded = [*carried, *(Vote.model_validate(e.payload["vote"]) for e in history
+                                if e.kind == "sample_recorded")]
         execution: Execution | None = None
         executed_now = False
-        if received is not None:
+        if fresh is not None:
+            execution, executed_now = fresh
+            if received is None:
+                assert run_id is not None
+                # The output itself is in the execution job's entry; this one names it.
+                await self._append("job_received", job, artifact, {
+                    **self._received(artifact), "run_id": run_id,
+                    "execution_job": execution_job(base, run_id),
+                    "output_sha256": execution.output_sha256})
+        elif received is not None:
             kept = received.payload.get("execution")
             if kept is not None:
                 execution = Execution.model_validate(kept)
@@ -226,11 +255,7 @@ class JobRunner:
             if artifact.input is not None and self.policy.subject is not None:
                 execution = await execute_subject(self.policy, artifact, self.engine)
                 executed_now = True
-            payload: dict[str, JsonValue] = {
-                "artifact_sha256": artifact.sha256, "policy_sha256": self.policy_sha256,
-                "task_version": self.policy.task_version, "evaluator": f"jurat/{__version__}",
-                "attempt": self.options.attempt,
-            }
+            payload = self._received(artifact)
             if execution is not None:
                 payload["execution"] = execution.record()
             await self._append("job_received", job, artifact, payload)
@@ -243,6 +268,50 @@ class JobRunner:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
             raise
+
+    def _received(self, artifact: Artifact) -> dict[str, JsonValue]:
+        """What every ``job_received`` entry of the run records (seed 000: the job binds
+        the artifact and policy digests, task version, evaluator and attempt)."""
+        return {"artifact_sha256": artifact.sha256, "policy_sha256": self.policy_sha256,
+                "task_version": self.policy.task_version, "evaluator": f"jurat/{__version__}",
+                "attempt": self.options.attempt}
+
+    def _revisit(self, artifact: Artifact, job: str, history: list[Entry], receipt: Entry
+                 ) -> tuple[str, list[Entry], Entry | None, list[Vote]]:
+        """The job that decides an output judged before (``job``, its ``history`` and
+        ``receipt``), when a review of another output has superseded that receipt since
+        (the subject's answer changed, then changed back): a job of its own, after that
+        review, whose receipt is the next version; its votes are carried from ``job``,
+        so no judge is asked again. Returns the job, its history, its receipt (None: to be
+        signed) and the votes carried; ``job`` itself while its receipt is current."""
+        carried: list[Vote] = [Vote.model_validate(e.payload["vote"]) for e in history
+                               if e.kind == "sample_recorded"]
+        current: Entry | None = receipt
+        while current is not None:
+            latest = self.ledger.latest_receipt(self.campaign.id, artifact.id)
+            if latest is None or latest[0].seq == current.seq or \
+                    latest[0].payload.get("adjudicates") == job:
+                return job, history, current, []
+            job = digest_json({"job": job, "after": latest[0].payload["receipt_sha256"]})
+            history = list(self.ledger.entries(job_id=job))
+            current = next((e for e in reversed(history) if e.kind == "receipt"), None)
+        return job, history, None, carried
+
+    async def _execution(self, base: str, artifact: Artifact, run_id: str
+                         ) -> tuple[Execution, bool]:
+        """The subject's execution for ``base`` in run ``run_id``, and whether it ran now:
+        the one the run recorded (a ``--resume``d run executes nothing again), else a new
+        one, recorded before any judge sees its output."""
+        job = execution_job(base, run_id)
+        if self.history is None or job in self.history.jobs:
+            received = next(self.ledger.entries(job_id=job, kind="job_received"), None)
+            if received is not None:
+                return Execution.model_validate(received.payload["execution"]), False
+        execution = await execute_subject(self.policy, artifact, self.engine)
+        await self._append("job_received", job, artifact, {
+            **self._received(artifact), "run_id": run_id,
+            "execution": execution.record()})
+        return execution, True
 
     async def _judge(self, job: str, artifact: Artifact, bundle: EvidenceBundle,
                      gates: list[GateOutcome], recorded: list[Vote], drawn: list[Vote]
