@@ -7,7 +7,9 @@ implements, and when this verifier and jurat disagree, the document is what gets
 document's test, not jurat's mirror.
 
 ``verify_receipt`` runs steps 1-7 of §7 and re-derives every field of the decision
-(§8) for the four kinds; ``check_inclusion`` runs §12.3 on a proof file.
+(§8) for the four kinds, the grounding of §8.10 and the adjudication of §8.9;
+``check_inclusion`` runs §12.3 on a proof file and checks §12.1's binding of the entry to
+the receipt (an adjudicated review's own job and its ``adjudicates``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ __all__ = [
     "DECISION_FIELDS",
     "DocVerifyError",
     "Verified",
+    "check_entry_binding",
     "check_inclusion",
+    "derive",
     "derive_decision",
+    "fold_grounding",
     "verify_receipt",
 ]
 
@@ -289,12 +294,11 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
     _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped"})
     _fields(pred["review"], REVIEW_FIELDS, "review")
-    if "grounding" in pred["campaign"]["policy"]:
-        # §8.10: a grounded decision's claim fold is documented, but this verifier does not
-        # re-derive it; it refuses such a receipt rather than pass it unchecked.
-        raise DocVerifyError(4, "a grounded receipt (§8.10) is outside this verifier's scope")
     _fields(pred["decision"], set(DECISION_FIELDS), "decision",
-            optional={"adjudicated", "independent_families", "curtailment"})
+            optional={"adjudicated", "independent_families", "curtailment", "grounding"})
+    if ("grounding" in pred["decision"]) != ("grounding" in pred["campaign"]["policy"]):
+        raise DocVerifyError(4, "decision.grounding is present without policy.grounding, "
+                             "or absent with it (§8.10)")
     for i, gate in enumerate(pred["gates"]):
         _fields(gate, GATE_FIELDS, f"gates[{i}]")
     for i, judge in enumerate(pred["judges"]):
@@ -964,6 +968,145 @@ def settle(decision: dict[str, Any], adjudication: dict[str, Any] | None) -> dic
             "reasons": [why, *decision["reasons"]]}
 
 
+# -- §8.10: grounding ----------------------------------------------------------------------
+
+#: §8.10: the four claim labels, in the order ties and counts read them.
+CLAIM_LABELS = ("supported", "contradicted", "unresolved", "not_applicable")
+#: §8.10 rule 4's sentence.
+NOT_MEASURED = "no applicable claim (every claim not applicable or of weight 0): not measured"
+GROUNDING_FIELDS = {"claims", "coverage", "contradiction_rate", "gate", "reasons",
+                    "unevidenced_material"}
+CLAIM_FIELDS = {"id", "weight", "material", "label", "judge_labels", "agreement_votes",
+                "evidence"}
+
+
+def claim_slot_label(slot: dict[str, Any] | None) -> str:
+    """§8.10 rule 1: what one slot reads as."""
+    if slot is None or slot["error"] is not None or slot["answer"] is None:
+        return "unresolved"
+    label = slot["answer"].get("label") if isinstance(slot["answer"], dict) else None
+    if not isinstance(label, str):
+        return "unresolved"
+    if label not in CLAIM_LABELS:
+        raise FoldRefused(f"claim label {label!r} is not one of {CLAIM_LABELS}")
+    return label
+
+
+def claim_plurality(labels: list[str]) -> tuple[str, int]:
+    """§8.10 rules 1-2: (the one label with the largest count, else unresolved; that count,
+    whichever label holds it)."""
+    counts = {label: labels.count(label) for label in CLAIM_LABELS}
+    top = max(counts.values())
+    leaders = [label for label in CLAIM_LABELS if counts[label] == top]
+    return (leaders[0] if len(leaders) == 1 else "unresolved"), top
+
+
+def repr_text(value: Any) -> str:
+    """§8.8 ``<T, repr>``: the number read as a double, as Python's repr writes a float."""
+    return repr(float(value))
+
+
+def fold_grounding(policy: dict[str, Any], artifact: str,
+                   votes: list[dict[str, Any]]) -> dict[str, Any]:
+    """§8.10 rules 1-6: ``decision.grounding`` for the artifact."""
+    g = policy["grounding"]
+    n = g["samples"]
+    claims = [c for c in g["claims"] if c["artifact"] == artifact]
+    if not claims:
+        raise FoldRefused(f"artifact {artifact!r} has no claim in policy.grounding")
+    references = {r["id"]: r for r in g["references"]}
+    records: list[dict[str, Any]] = []
+    for claim in claims:
+        judge_labels = {}
+        for judge in policy["judges"]:  # rule 1, panel order
+            slots = slots_of(votes, judge["id"], f"claim:{claim['id']}", n)
+            judge_labels[judge["id"]] = claim_plurality([claim_slot_label(x) for x in slots])[0]
+        label, top = claim_plurality(list(judge_labels.values()))  # rule 2
+        evidence = [{k: references[ref].get(k) for k in ("id", "source", "version", "sha256",
+                                                          "span")}
+                    for ref in claim["evidence"]]  # rule 3
+        records.append({"id": claim["id"], "weight": claim["weight"],
+                        "material": claim["material"], "label": label,
+                        "judge_labels": judge_labels,
+                        "agreement_votes": share_text(top, len(judge_labels)),
+                        "evidence": evidence})
+    # Rule 5c (and rule 4's tail): material, and not (supported and citing evidence).
+    missing = [c["id"] for c in records if c["material"]
+               and not (c["label"] == "supported" and c["evidence"])
+               ] if g.get("require_evidence_for_material") is True else []
+    material_sentence = f"material claims without supporting evidence: {', '.join(missing)}"
+    out: dict[str, Any] = {"claims": records, "unevidenced_material": missing}
+    if not any(c["label"] != "not_applicable" and float(c["weight"]) > 0 for c in records):
+        return {**out, "coverage": None, "contradiction_rate": None, "gate": "warn",
+                "reasons": [NOT_MEASURED] + ([material_sentence] if missing else [])}
+    total = supported = contradicted = 0.0  # rule 5: doubles, policy order
+    for c in records:
+        if c["label"] == "not_applicable":
+            continue
+        total += float(c["weight"])
+        supported += float(c["weight"]) if c["label"] == "supported" else 0.0
+        contradicted += float(c["weight"]) if c["label"] == "contradicted" else 0.0
+    coverage, rate = supported / total, contradicted / total
+    reasons, fired = [], set()
+    most, least = g.get("max_contradiction_rate"), g.get("min_coverage")
+    if most is not None and rate > float(most):  # a
+        fired.add("block")
+        reasons.append(f"contradiction rate {rate:.4f} > max_contradiction_rate "
+                       f"{repr_text(most)}")
+    if least is not None and coverage < float(least):  # b
+        fired.add("warn")
+        reasons.append(f"coverage {coverage:.4f} < min_coverage {repr_text(least)}")
+    if missing:  # c
+        fired.add("warn")
+        reasons.append(material_sentence)
+    gate = "block" if "block" in fired else "warn" if fired else "pass"
+    return {**out, "coverage": coverage, "contradiction_rate": rate, "gate": gate,
+            "reasons": reasons}
+
+
+def apply_grounding(decision: dict[str, Any], grounding: dict[str, Any]) -> dict[str, Any]:
+    """§8.10 "The decision": the kind's decision D changed by the grounding gate."""
+    gate = grounding["gate"]
+    out = {**decision, "grounding": grounding,
+           "reasons": [*decision["reasons"], *(f"grounding: {r}" for r in grounding["reasons"])]}
+    if decision["kind"] == "criteria":
+        own = {"SHIP": "pass", "WARN": "warn", "BLOCK": "block"}[decision["rollout"]]
+        both = {own, gate}
+        out["rollout"] = "BLOCK" if "block" in both else "WARN" if "warn" in both else "SHIP"
+    elif decision["kind"] == "rubric":
+        if gate == "block":
+            out["disposition"] = "reject"
+        elif gate == "warn" and decision["disposition"] == "accept":
+            out["disposition"] = "escalate"
+    return out
+
+
+def compare_grounding(derived: dict[str, Any] | None, recorded: Any) -> list[str]:
+    """§8.10, step 7: coverage and contradiction rate as floats, every other member exactly."""
+    if derived is None or recorded is None:
+        return [] if derived is None and recorded is None else [
+            f"decision.grounding: recorded {recorded!r}, re-derived {derived!r}"]
+    if not isinstance(recorded, dict) or set(recorded) != GROUNDING_FIELDS:
+        return ["decision.grounding does not have §8.10's members"]
+    out = [f"decision.grounding.{key}: recorded {recorded[key]!r}, re-derived {derived[key]!r}"
+           for key in ("coverage", "contradiction_rate")
+           if not _same(derived[key], recorded[key], True)]
+    out += [f"decision.grounding.{key}: recorded {recorded[key]!r}, re-derived {derived[key]!r}"
+            for key in ("gate", "reasons", "unevidenced_material")
+            if derived[key] != recorded[key]]
+    claims = recorded["claims"]
+    if not isinstance(claims, list) or len(claims) != len(derived["claims"]):
+        return [*out, "decision.grounding.claims is not one object per claim of the artifact"]
+    for mine, theirs in zip(derived["claims"], claims, strict=True):
+        if not isinstance(theirs, dict) or set(theirs) != CLAIM_FIELDS:
+            out.append(f"decision.grounding claim {mine['id']} does not have §8.10's members")
+            continue
+        out += [f"decision.grounding claim {mine['id']}.{key}: recorded {theirs[key]!r}, "
+                f"re-derived {mine[key]!r}" for key in CLAIM_FIELDS
+                if not _same(mine[key], theirs[key], key == "weight")]
+    return out
+
+
 # -- step 7 --------------------------------------------------------------------------------
 
 
@@ -1067,6 +1210,17 @@ def _derived_fields(pred: dict[str, Any]) -> list[str]:
     return problems
 
 
+def derive(pred: dict[str, Any]) -> dict[str, Any]:
+    """Step 6 in full: the kind's rule (§8.2-§8.8), then grounding (§8.10), then the
+    adjudication (§8.9), on the predicate's recorded inputs. Raises FoldRefused."""
+    policy = pred["campaign"]["policy"]
+    derived = derive_decision(policy, pred["gates"], pred["votes"], pred["fold_rule"])
+    if "grounding" in policy:
+        derived = apply_grounding(derived, fold_grounding(policy, pred["artifact"]["id"],
+                                                          pred["votes"]))
+    return settle(derived, pred["review"]["adjudication"])
+
+
 def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
                    artifact_sha256: str | None = None) -> Verified:
     """Steps 1-7 of §7; raises DocVerifyError naming the first step that failed."""
@@ -1078,15 +1232,13 @@ def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
     _subject(doc, artifact_sha256)
     pred = doc["predicate"]
     try:
-        derived = derive_decision(
-            pred["campaign"]["policy"], pred["gates"], pred["votes"], pred["fold_rule"]
-        )
-        derived = settle(derived, pred["review"]["adjudication"])
+        derived = derive(pred)
     except (FoldRefused, KeyError, TypeError, AttributeError) as exc:
         raise DocVerifyError(6, f"the fold refused the inputs: {exc}") from exc
     problems = _derived_fields(pred) + compare_decision(derived, pred["decision"])
     if derived.get("adjudicated") != pred["decision"].get("adjudicated"):
         problems.append("decision.adjudicated is not what §8.9 gives")
+    problems += compare_grounding(derived.get("grounding"), pred["decision"].get("grounding"))
     for key in ("independent_families", "curtailment"):  # §6.8: v2 only, exact
         if derived.get(key) != pred["decision"].get(key):
             problems.append(f"decision.{key}: recorded {pred['decision'].get(key)!r}, "
@@ -1196,4 +1348,39 @@ def check_inclusion(receipt: bytes, proof_file: bytes, checkpoint: str, log_key_
     data = strict_b64(entry["payload"]["receipt"], "payload.receipt")
     if sha256_hex(data) != entry["payload"]["receipt_sha256"] or data != receipt:
         raise DocVerifyError(8, "the entry is not this receipt")
+    check_entry_binding(entry, receipt)
     return int(entry["seq"])
+
+
+#: §12.1: the identity an adjudicated review's ledger job is derived under.
+ADJUDICATION_JOB_IDENTITY = "jurat.service.adjudication/v1"
+RECEIPT_PAYLOAD_FIELDS = {"receipt", "receipt_sha256", "review_version", "supersedes"}
+
+
+def check_entry_binding(entry: dict[str, Any], receipt: bytes) -> None:
+    """§12.1: the entry's job, campaign, artifact and payload members are the receipt's; an
+    adjudicated review's job is derived from the job it reviews, which ``adjudicates``
+    names."""
+    pred = strict_json(strict_b64(strict_json(receipt)["dsseEnvelope"]["payload"],
+                                  "payload"))["predicate"]
+    payload, review = entry["payload"], pred["review"]
+    job = pred["inputs"]["job_id"]
+    adjudicated = review["adjudication"] is not None
+    members = RECEIPT_PAYLOAD_FIELDS | ({"adjudicates"} if adjudicated else set())
+    if set(payload) != members:
+        raise DocVerifyError(8, f"the entry's payload members are not §12.1's {sorted(members)}")
+    if (payload["review_version"], payload["supersedes"]) != (review["version"],
+                                                              review["supersedes"]):
+        raise DocVerifyError(8, "the entry's review_version/supersedes are not the receipt's")
+    if (entry["campaign_id"], entry["artifact_id"]) != (pred["campaign"]["id"],
+                                                        pred["artifact"]["id"]):
+        raise DocVerifyError(8, "the entry's campaign or artifact is not the receipt's")
+    expected = job
+    if adjudicated:
+        if payload["adjudicates"] != job:
+            raise DocVerifyError(8, "payload.adjudicates is not the reviewed job "
+                                 "(predicate.inputs.job_id)")
+        expected = sha256_hex(canonical({"identity": ADJUDICATION_JOB_IDENTITY, "job": job,
+                                         "review_version": review["version"]}))
+    if entry["job_id"] != expected:
+        raise DocVerifyError(8, "the entry's job_id is not the one §12.1 gives")

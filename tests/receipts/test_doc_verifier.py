@@ -14,6 +14,9 @@ inputs it never produced.
    those the document says the fold refuses): the document states what jurat computes on
    sample-index gaps, missing and extra samples, errors, vetoes, ties and bounds, not only
    on what the quickstart happens to produce.
+3. Grounding and adjudication: the grounding example's receipts re-derive from §8.10's
+   words (with cases jurat never produced: a three-way tie, nothing applicable), and a
+   review `jurat adjudicate` made, with the proof it wrote, passes §8.9, §12.1 and §12.3.
 
 Nothing here imports jurat: it runs as a separate process, as it would for an outsider.
 """
@@ -44,7 +47,9 @@ from tests.receipts.doc_verifier import (
     DocVerifyError,
     FoldRefused,
     canonical,
+    check_entry_binding,
     check_inclusion,
+    derive,
     derive_decision,
     expected_judges_skipped,
     key_hint,
@@ -372,6 +377,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
                 f'id = "quickstart-{source}"', f'id = "{name}"', 1)
             path.write_text(text, encoding="utf-8")
             sources.append((name, path))
+    # Grounding (§8.10): the example campaign the grounding tests run, whose two answers
+    # pass and fail the thresholds (every sentence of rule 5 fires for one of them).
+    shutil.copytree(REPO / "examples" / "grounding", root / "grounding")
+    sources.append(("grounding", root / "grounding" / "campaign.toml"))
     for name, toml in (("pairwise", PAIRWISE), ("edge-rubric", EDGE_RUBRIC),
                        ("edge-pairwise", EDGE_PAIRWISE), ("edge-criteria", EDGE_CRITERIA),
                        ("edge-equivalence", EDGE_EQUIVALENCE)):
@@ -743,8 +752,7 @@ def test_jurat_accepts_what_the_doc_derives_on_mutated_inputs(runs: Runs, tmp_pa
             done = [_mutate(pred, rng) for _ in range(rng.randrange(1, 4))]
             _refresh_derived(pred)
             try:
-                derived = derive_decision(pred["campaign"]["policy"], pred["gates"],
-                                          pred["votes"], pred["fold_rule"])
+                derived = derive(pred)  # grounded receipts' grounding included (§8.10)
             except FoldRefused:
                 derived = None
             if derived is not None:
@@ -986,20 +994,34 @@ def test_the_docs_worked_cases_are_what_jurat_computes(runs: Runs, tmp_path: Pat
     assert len(lines) == len(CASES) and not wrong, wrong
 
 
-def test_adjudicated_reviews_rederive_from_the_doc(runs: Runs, tmp_path: Path) -> None:
-    """§8.9: an escalation settled by `jurat adjudicate` re-derives in the document's
-    verifier; an adjudication edited after signing (re-signed) or added to a decision that
-    did not escalate does not."""
+def _escalated(runs: Runs) -> tuple[Campaign, Path]:
+    """A receipt of the runs that escalated, for an adjudication to settle."""
     escalated = [(c, p) for c, p in runs.receipts() if c.name in ("rubric", "pairwise",
                                                                    "edge-rubric")
                  and _statement(p.read_bytes())["predicate"]["decision"]["disposition"]
                  == "escalate"]
     assert escalated, "the runs have no escalation to adjudicate"
-    campaign, path = escalated[0]
+    return escalated[0]
+
+
+def _ledger_copy(runs: Runs, campaign: Campaign, tmp_path: Path) -> Path:
+    """A copy of the campaign's ledger and checkpoint: an adjudication signs a checkpoint,
+    and the runs' own checkpoints must stay the ones their proofs meet."""
+    db = tmp_path / "copy.db"
+    shutil.copy(runs.root / f"{campaign.name}.db", db)
+    shutil.copy(campaign.checkpoint, f"{db}.checkpoint")
+    return db
+
+
+def test_adjudicated_reviews_rederive_from_the_doc(runs: Runs, tmp_path: Path) -> None:
+    """§8.9: an escalation settled by `jurat adjudicate` re-derives in the document's
+    verifier; an adjudication edited after signing (re-signed) or added to a decision that
+    did not escalate does not."""
+    campaign, path = _escalated(runs)
     predicate = _statement(path.read_bytes())["predicate"]
     disposition = "reject" if predicate["decision"]["gates_failed"] else "accept"
     out = tmp_path / "v2.sigstore.json"
-    db = runs.root / f"{campaign.name}.db"
+    db = _ledger_copy(runs, campaign, tmp_path)
     r = _jurat("adjudicate", f"sqlite:///{db}", predicate["inputs"]["job_id"],
                "--disposition", disposition, "--rationale", "Read the answer and the votes.",
                "--reviewer", "rita", "--key", str(runs.key), "--out", str(out), cwd=runs.root)
@@ -1023,3 +1045,109 @@ def test_adjudicated_reviews_rederive_from_the_doc(runs: Runs, tmp_path: Path) -
     statement["predicate"]["review"]["supersedes"] = "0" * 64
     with pytest.raises(DocVerifyError, match=r"step 6: .*only an escalated"):
         verify_receipt(_sign(statement, key), runs.pub.read_bytes())
+
+
+# -- 3. grounding (§8.10) and an adjudicated review's entry (§12.1) -------------------------
+
+
+def _label_claim(pred: dict[str, Any], claim: str, labels: dict[str, str]) -> None:
+    """Every sample of ``claim`` by each judge of ``labels`` answers that judge's label."""
+    for vote in pred["votes"]:
+        if vote["criterion"] == f"claim:{claim}" and vote["judge"] in labels:
+            vote["answer"] = {**vote["answer"], "label": labels[vote["judge"]]}
+            vote["error"] = None
+
+
+def test_grounded_receipts_rederive_from_section_8_10(runs: Runs, tmp_path: Path) -> None:
+    """The grounding example's receipts re-derive from §8.10's words (labels, shares,
+    measures in doubles, the sentences and their order after the kind's reasons); on
+    inputs jurat never produced (a three-way tie, nothing applicable) jurat computes what
+    the document derives, and a sentence re-worded and re-signed fails step 7 in both."""
+    pub = runs.pub.read_bytes()
+    grounded = {p.name: verify_receipt(p.read_bytes(), pub)
+                for c, p in runs.receipts() if c.name == "grounding"}
+    assert set(grounded) == {"good.sigstore.json", "bad.sigstore.json"}
+    good, bad = grounded["good.sigstore.json"].derived, grounded["bad.sigstore.json"].derived
+    assert good["disposition"] == "accept" and good["grounding"]["gate"] == "pass"
+    # Rule 5's three sentences, in order a, b, c, after the rubric's own reason.
+    assert bad["disposition"] == "reject" and bad["reasons"][1:] == [
+        "grounding: contradiction rate 0.5000 > max_contradiction_rate 0.0",
+        "grounding: coverage 0.5000 < min_coverage 0.6",
+        "grounding: material claims without supporting evidence: bad-moon"]
+    key = _private_key(runs)
+    original = _statement((runs.root / "out" / "grounding" / "bad.sigstore.json").read_bytes())
+    out = tmp_path / "grounding"
+    out.mkdir()
+    # A tie of three judges (rule 2: unresolved, top 1 whatever label holds it), and a
+    # panel that finds nothing applicable (rule 4).
+    tie = copy.deepcopy(original)
+    _label_claim(tie["predicate"], "bad-moon", {"sim-a": "supported", "sim-b": "contradicted",
+                                                "sim-c": "not_applicable"})
+    none = copy.deepcopy(original)
+    for claim in ("bad-boil", "bad-moon", "bad-iron"):
+        _label_claim(none["predicate"], claim, dict.fromkeys(("sim-a", "sim-b", "sim-c"),
+                                                             "not_applicable"))
+    for name, statement in (("tie", tie), ("none", none)):
+        statement["predicate"]["decision"] = derive(statement["predicate"])
+        (out / f"{name}.sigstore.json").write_bytes(_sign(statement, key))
+    moon = tie["predicate"]["decision"]["grounding"]["claims"][1]
+    assert (moon["label"], moon["agreement_votes"]) == ("unresolved", "1/3")
+    unmeasured = none["predicate"]["decision"]["grounding"]
+    assert unmeasured["coverage"] is None and unmeasured["gate"] == "warn"
+    assert unmeasured["reasons"][0].endswith(": not measured")
+    assert unmeasured["unevidenced_material"] == ["bad-moon"]
+    lines = _verify_dir(runs, out)
+    assert set(lines) == {"tie.sigstore.json", "none.sigstore.json"}
+    assert all(line.startswith("OK") for line in lines.values()), lines
+    # A threshold written as the JSON number (`0`) rather than §8.8's repr (`0.0`).
+    edited = copy.deepcopy(original)
+    decision = edited["predicate"]["decision"]
+    decision["reasons"][1] = decision["reasons"][1].removesuffix(".0")
+    receipt = _sign(edited, key)
+    with pytest.raises(DocVerifyError, match=r"step 7: .*decision\.reasons"):
+        verify_receipt(receipt, pub)
+    (tmp_path / "edited.sigstore.json").write_bytes(receipt)
+    r = _jurat("verify", str(tmp_path / "edited.sigstore.json"), "--key", str(runs.pub),
+               cwd=runs.root)
+    assert r.returncode == 1 and "step 7" in r.stdout, r.stdout + r.stderr
+
+
+def test_an_adjudicated_reviews_proof_checks_from_section_12_1(runs: Runs,
+                                                               tmp_path: Path) -> None:
+    """`jurat adjudicate` writes the review's proof and prints its entry; the document's
+    §12.3 check holds against the checkpoint it signed, and §12.1's binding of the entry
+    (its own job id, ``adjudicates``) holds, and fails when the entry names another job."""
+    campaign, path = _escalated(runs)
+    db = _ledger_copy(runs, campaign, tmp_path)
+    predicate = _statement(path.read_bytes())["predicate"]
+    job = predicate["inputs"]["job_id"]
+    disposition = "reject" if predicate["decision"]["gates_failed"] else "accept"
+    out = tmp_path / "v2.sigstore.json"
+    r = _jurat("adjudicate", f"sqlite:///{db}", job, "--disposition", disposition,
+               "--rationale", "Read the answer and the votes.", "--reviewer", "rita",
+               "--key", str(runs.key), "--out", str(out), cwd=runs.root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    printed = int(re.search(r"^ledger entry (\d+) ", r.stdout, re.M).group(1))  # type: ignore[union-attr]
+    verified = verify_receipt(out.read_bytes(), runs.pub.read_bytes())
+    assert verified.derived["adjudicated"] is True
+    log_key = runs.log_pub.read_text(encoding="utf-8")
+    proof = Path(f"{out}.proof.json").read_bytes()
+    checkpoint = Path(f"{db}.checkpoint").read_text(encoding="utf-8")
+    assert check_inclusion(out.read_bytes(), proof, checkpoint, log_key) == printed
+    entry = json.loads(proof)["entry"]
+    assert entry["payload"]["adjudicates"] == job and entry["job_id"] != job
+    assert entry["job_id"] == sha256_hex(canonical({
+        "identity": "jurat.service.adjudication/v1", "job": job, "review_version": 2}))
+    # §12.1 binds the entry to the receipt: the entry under the reviewed job's id, or
+    # without ``adjudicates``, is not this review's (its hashes would not hold either; the
+    # binding is checked on its own here, so that it is known to be checked at all).
+    with pytest.raises(DocVerifyError, match="job_id is not the one §12.1 gives"):
+        check_entry_binding({**entry, "job_id": job}, out.read_bytes())
+    bare = {k: v for k, v in entry["payload"].items() if k != "adjudicates"}
+    with pytest.raises(DocVerifyError, match="payload members are not §12.1's"):
+        check_entry_binding({**entry, "payload": bare}, out.read_bytes())
+    run_entry = json.loads(Path(f"{path}.proof.json").read_bytes())["entry"]
+    check_entry_binding(run_entry, path.read_bytes())  # a run's receipt: its job, 4 members
+    with pytest.raises(DocVerifyError, match="payload members are not §12.1's"):
+        check_entry_binding({**run_entry, "payload": {**run_entry["payload"],
+                                                      "adjudicates": job}}, path.read_bytes())
