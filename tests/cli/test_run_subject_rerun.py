@@ -186,6 +186,7 @@ def test_a_resumed_run_executes_nothing_the_interrupted_run_executed(tmp_path: P
         assert broken.code == 4, broken.out + broken.err
         assert "q3" in broken.err and "no answer" in broken.err
         rid = run_id(broken)
+        assert f"add --resume {rid}" in " ".join((broken.out + broken.err).split())
         with open_ledger(f"sqlite:///{tmp_path / 'l.db'}", create=False) as ledger:
             recorded = {e.artifact_id for e in ledger.entries(kind="job_received")
                         if e.payload.get("run_id") == rid and "execution" in e.payload}

@@ -238,6 +238,13 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
                      "or resampling")
             console.print(f"[yellow]interrupted[/]: completed samples are in the ledger; {again}")
             return ExitCode.INTERRUPTED
+        except JuratError as exc:
+            if options.run_id is not None and exc.exit_code == ExitCode.RUN_FAILURE:
+                # "The same command" would start a new run and execute the subject again.
+                console.print(f"to resume this run without executing the subject again, add "
+                              f"--resume {options.run_id}", markup=False, highlight=False,
+                              soft_wrap=True)
+            raise
         # Paths and commands on one line each, however long: a wrapped one cannot be copied.
         if ray is not None:
             out.print(f"executor: ray, {done.processes} {TASK_NAME} tasks at once, each with its "
