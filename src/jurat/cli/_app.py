@@ -90,6 +90,10 @@ def run(
         "--resume", metavar="RUN_ID", help="Resume the interrupted run RUN_ID (its 'run id: "
         "…' line) of a campaign with a [subject]: what it executed is not executed again. "
         "Without it each run executes the subject afresh.")] = None,
+    recapture: Annotated[bool, typer.Option(
+        "--recapture", help="Fetch every [[grounding.references]] url again instead of "
+        "reusing its capture; new bytes are a new policy, refused for a campaign the ledger "
+        "already holds (give it a new [campaign] id).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="Processes that share the run (default: one per core, at "
@@ -114,7 +118,7 @@ def run(
                          quiet=quiet, workers=workers)
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
                                ray_address=ray_address, rotate_key=rotate_key,
-                               resume=resume))
+                               resume=resume, recapture=recapture))
 
 
 @app.command()

@@ -49,9 +49,11 @@ from jurat.runner import (
     JudgeHealth,
     RunOptions,
     RunTally,
+    capture_references,
     check_ray_options,
     import_ray,
     preflight,
+    record_captures,
     refuse_changed_policy,
     resumable_run_id,
     run_campaign_async,
@@ -158,7 +160,8 @@ def _check_executor(options: RunOptions, executor: str, ray_address: str | None)
 
 def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
                 executor: str = "local", ray_address: str | None = None,
-                rotate_key: bool = False, resume: str | None = None) -> ExitCode:
+                rotate_key: bool = False, resume: str | None = None,
+                recapture: bool = False) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
     # Building adapters opens no connection (each opens its client on first use, in the
@@ -187,6 +190,10 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
     with ExitStack() as stack:
         stack.enter_context(ledger)
         try:
+            # Live references are captured once, before anything is sent; the capture is
+            # part of the policy, so a changed one meets the live-policy rule below.
+            captured = capture_references(campaign, ledger, recapture=recapture)
+            campaign = captured.campaign
             # A live campaign never changes; both held before anything is sent or written,
             # the log key against the ledger's checkpoints.
             refuse_changed_policy(campaign, ledger)
@@ -196,6 +203,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # One writer per campaign and ledger, for the whole run (ledger/_hold.py).
             stack.enter_context(ledger.hold_campaign(campaign.id,
                                                      holder=holder_text("jurat run")))
+            record_captures(ledger, captured)
             log = open_log_signer(log_choice, ledger)
             # The receipts this run reuses are verified with the key it prints: the
             # campaign's current receipts name --key's id, or the operator rotates.

@@ -65,7 +65,9 @@ def fold_grounding(
         }
         panel = fold_claim(list(per_judge.values()))
         evidence = tuple(
-            GroundingEvidence(id=r.id, source=r.source, version=r.version, sha256=r.sha256,
+            # A url reference reaches the fold captured: its digest is the capture's.
+            GroundingEvidence(id=r.id, source=r.source or "", version=r.version or "",
+                              sha256=r.sha256 or "",
                               span=r.span)
             for r in (references[ref] for ref in claim.evidence)
         )

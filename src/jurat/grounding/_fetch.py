@@ -212,6 +212,21 @@ class _PinnedTransport(httpx.AsyncBaseTransport):
         await self._pool.aclose()
 
 
+def _check_location(url: str, location: str, policy: RetrievalPolicy) -> None:
+    """A redirect target that breaks the URL rule: ``redirect-to-forbidden`` with the rule
+    it broke as ``cause``, as ``Fetcher._follow`` refuses the next hop."""
+    try:
+        target = urljoin(url, location)
+    except ValueError as exc:
+        raise RetrievalRefused("redirect-to-forbidden", f"Location {location!r}: {exc}",
+                               url=location, cause="bad-url") from exc
+    try:
+        check_url(target, policy)
+    except RetrievalRefused as exc:
+        raise RetrievalRefused("redirect-to-forbidden", str(exc), url=target,
+                               cause=exc.reason) from exc
+
+
 class Fetcher:
     """Retrieves evidence under one :class:`RetrievalPolicy`; :meth:`fetch` is the only door."""
 
@@ -302,10 +317,20 @@ class Fetcher:
         transport = _PinnedTransport(
             _PinnedBackend(target.host, target.port, address), self._ssl_context
         )
+        async def location_rule(response: httpx.Response) -> None:
+            # httpx parses a redirect's Location before it returns the response, and raises
+            # a bare RemoteProtocolError for one it cannot parse (a non-ASCII host, two
+            # ports): the URL rule judges it first, so the refusal has its name.
+            location = response.headers.get("location") if response.has_redirect_location \
+                else None
+            if location:
+                _check_location(target.url, location, policy)
+
         async with httpx.AsyncClient(
             transport=transport,
             trust_env=False,
             follow_redirects=False,
+            event_hooks={"response": [location_rule]},
             timeout=httpx.Timeout(policy.timeout_s),
             headers={"accept-encoding": "identity", "accept": ", ".join(policy.content_types)},
         ) as client:

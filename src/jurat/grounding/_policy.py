@@ -109,16 +109,17 @@ def check_url(url: str, policy: RetrievalPolicy) -> Target:
         normalised = normalise_url(urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")))
     except ValueError as exc:
         raise RetrievalRefused("bad-url", str(exc), url=url) from exc
+    host = parts.hostname or ""
+    if not host.isascii():
+        # IDNA would re-spell it between the allowlist and the wire; refuse, never guess.
+        # Before the allowlist, so a redirect to ``http://ｂ.test/`` is named for what it is.
+        raise RetrievalRefused("bad-url", "non-ASCII host names are not fetched", url=url)
     origin_url = _origin_of(normalised)
     origin = policy.origin(origin_url)
     if origin is None:
         raise RetrievalRefused(
             "not-allowlisted", f"origin {origin_url!r} is not in the allowlist", url=url
         )
-    host = parts.hostname or ""
-    if not host.isascii():
-        # IDNA would re-spell it between the allowlist and the wire; refuse, never guess.
-        raise RetrievalRefused("bad-url", "non-ASCII host names are not fetched", url=url)
     port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     path = parts.path or "/"
     query = f"?{parts.query}" if parts.query else ""

@@ -20,6 +20,7 @@ from jurat.models._problems import Problem, close_match, duplicate_problems, rai
 
 __all__ = [
     "CLAIM_LABELS",
+    "CaptureRecord",
     "ClaimRecord",
     "ClaimTruth",
     "GroundedClaim",
@@ -46,29 +47,79 @@ def claim_criterion(claim_id: str) -> str:
     return _CLAIM_PREFIX + claim_id
 
 
+class CaptureRecord(Frozen):
+    """What one live capture of a ``url`` reference was (seed 000: "retrieve authorized live
+    sources and preserve enough non-sensitive evidence"; docs/grounding.md, "Live
+    references"): recorded in the policy, so in every receipt and in the policy digest."""
+
+    url: str
+    """The URL the campaign names, as asked."""
+    final_url: str
+    """The URL the body came from, after redirects (each re-checked)."""
+    retrieved_at: str
+    """When the body was complete: RFC 3339, UTC."""
+    status: int = Field(ge=200, le=299)
+    """The final HTTP status."""
+    content_type: str
+    """The Content-Type header as sent (its media type was allowed)."""
+    length: int = Field(ge=0)
+    """Body length in bytes."""
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of the body: the bytes every judge is shown."""
+
+
 class ReferenceSpec(Frozen):
-    """One ``[[grounding.references]]`` entry: a fixed piece of evidence pinned by digest."""
+    """One ``[[grounding.references]]`` entry: a piece of evidence pinned by digest, from a
+    file of the campaign (``path``) or captured once from a ``url``."""
 
     id: str = Field(min_length=1, max_length=128, pattern=_ID)
     """The reference's id; claims cite it in ``evidence``."""
-    path: str = Field(min_length=1)
+    path: str | None = Field(None, min_length=1, exclude_if=lambda v: v is None)
     """File holding the evidence text (UTF-8), relative to the campaign file, inside its
     directory; read by intake under ``[intake] max_artifact_bytes``."""
-    source: str = Field(min_length=1)
-    """Where it comes from: a URL, a DOI, a document id."""
-    version: str = Field(min_length=1)
-    """The source's version label or retrieval time (RFC 3339)."""
-    sha256: str = Field(pattern=_SHA256)
-    """SHA-256 of the file's bytes: the approved representation every judge is shown."""
+    url: str | None = Field(None, min_length=1, exclude_if=lambda v: v is None)
+    """A live source instead of ``path``: fetched once by ``jurat run`` through the SSRF-safe
+    fetcher from an origin ``[grounding] origins`` allows; absent for file references."""
+    source: str | None = Field(None, min_length=1)
+    """Where it comes from: a URL, a DOI, a document id (a ``url`` reference: the URL)."""
+    version: str | None = Field(None, min_length=1)
+    """The source's version label or retrieval time (RFC 3339; a ``url`` reference: the
+    capture's retrieval time)."""
+    sha256: str | None = Field(None, pattern=_SHA256)
+    """SHA-256 of the bytes every judge is shown (a ``url`` reference: the capture's)."""
     span: tuple[int, int] | None = None
     """``[start, end)`` character offsets of the passage that matters; None: the whole text."""
+    capture: CaptureRecord | None = Field(None, exclude_if=lambda v: v is None)
+    """The live capture a ``url`` reference was pinned to; absent for file references."""
+    captured_file: str | None = Field(None, exclude=True)
+    """Where this machine keeps the capture's bytes; never dumped (a local path)."""
 
     @model_validator(mode="after")
     def _span(self) -> ReferenceSpec:
         if self.span is not None and not 0 <= self.span[0] < self.span[1]:
             raise_problems([Problem(("span",), f"span {list(self.span)} is not [start, end) "
                                     "with 0 <= start < end", "span = [0, 120]")])
+        raise_problems(_source_problems(self))
         return self
+
+
+def _source_problems(spec: ReferenceSpec) -> list[Problem]:
+    """A file reference pins its digest by hand; a ``url`` reference's capture pins it."""
+    if (spec.path is None) == (spec.url is None):
+        return [Problem(("path",), f"reference {spec.id!r} needs exactly one of path and url",
+                        'path = "references/page.txt" or url = "https://…/page"')]
+    if spec.path is not None:
+        return [Problem((key,), f"reference {spec.id!r} has no {key}",
+                        f"{key} = {example}") for key, example in _PINNED
+                if getattr(spec, key) is None]
+    if spec.capture is None and (spec.sha256 is not None or spec.version is not None):
+        return [Problem(("sha256",), f"reference {spec.id!r} names a url: its sha256 and "
+                        "version are the capture's", "remove sha256 and version")]
+    return []
+
+
+_PINNED = (("source", '"https://example.org/page"'), ("version", '"2026-01-15"'),
+           ("sha256", '"<sha256sum of the file>"'))
 
 
 class GroundedClaim(Frozen):
@@ -102,7 +153,13 @@ class GroundingPolicy(Frozen):
     require_evidence_for_material: bool = False
     """Every material claim must be supported and cite a reference, else warn."""
     references: tuple[ReferenceSpec, ...] = ()
-    """The fixed reference set, shown to every judge of every claim."""
+    """The reference set, shown to every judge of every claim."""
+    origins: tuple[str, ...] = Field((), exclude_if=lambda v: not v)
+    """Origins (``scheme://host[:port]``) a ``url`` reference may be fetched from; absent
+    from the policy when empty, so older digests stand."""
+    allow_private: tuple[str, ...] = Field((), exclude_if=lambda v: not v)
+    """Exact origins of ``origins`` that may resolve to loopback or private addresses (a
+    test server, an intranet wiki); never a range or a host without its port."""
     claims: tuple[GroundedClaim, ...] = Field(min_length=1)
     """The claims, each naming its artifact."""
 
@@ -112,8 +169,49 @@ class GroundingPolicy(Frozen):
 
     @model_validator(mode="after")
     def _ids(self) -> GroundingPolicy:
-        raise_problems(grounding_problems(self.references, self.claims))
+        raise_problems(grounding_problems(self.references, self.claims)
+                       + _origin_problems(self))
         return self
+
+
+def _origin_problems(grounding: GroundingPolicy) -> list[Problem]:
+    """``origins`` and ``allow_private`` are exact origins; each ``url`` is on one of them."""
+    from jurat.models._endpoints import normalise_url
+
+    problems: list[Problem] = []
+    for key in ("origins", "allow_private"):
+        for index, origin in enumerate(getattr(grounding, key)):
+            try:
+                spelled = normalise_url(origin)
+            except ValueError as exc:
+                problems.append(Problem((key, index), str(exc), f'{key} = ["http://host:port"]'))
+                continue
+            if spelled != origin or spelled.count("/") != 2:
+                problems.append(Problem((key, index), f"{origin!r} is not an exact origin",
+                                        f'{key} = ["{_origin(spelled)}"]'))
+    for index, origin in enumerate(grounding.allow_private):
+        if origin not in grounding.origins:
+            problems.append(Problem(("allow_private", index), f"{origin!r} is not in origins",
+                                    f'origins = ["{origin}"]'))
+    for index, spec in enumerate(grounding.references):
+        if spec.url is None:
+            continue
+        try:
+            origin = _origin(normalise_url(spec.url.split("?", 1)[0].split("#", 1)[0]))
+        except ValueError as exc:
+            problems.append(Problem(("references", index, "url"), str(exc),
+                                    'url = "https://example.org/page"'))
+            continue
+        if origin not in grounding.origins:
+            problems.append(Problem(("references", index, "url"),
+                                    f"reference {spec.id!r}: origin {origin!r} is not in "
+                                    "[grounding] origins", f'origins = ["{origin}"]'))
+    return problems
+
+
+def _origin(normalised: str) -> str:
+    scheme, rest = normalised.split("://", 1)
+    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 def grounding_problems(

@@ -6,6 +6,7 @@ caller and opens the judge engine itself unless given one; the command line
 the summary (``runner/_summary.py`` computes it) of what the run returns.
 """
 
+from jurat.runner._captures import Captured, capture_references, record_captures
 from jurat.runner._datasets import Inventory, check_artifacts, intake, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._intake import (
@@ -58,6 +59,7 @@ __all__ = [
     "CONTROLS_FOR",
     "SWITCH_INTERVAL_S",
     "TASK_NAME",
+    "Captured",
     "Check",
     "Execution",
     "Gathered",
@@ -75,6 +77,7 @@ __all__ = [
     "StageKey",
     "UpstreamRefused",
     "artifacts_in_flight",
+    "capture_references",
     "check_artifacts",
     "check_pool",
     "check_destinations",
@@ -90,6 +93,7 @@ __all__ = [
     "ledger_url",
     "outcome_text",
     "preflight",
+    "record_captures",
     "refuse_changed_policy",
     "tuned_for_jobs",
     "replay_ledger",

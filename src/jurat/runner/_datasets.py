@@ -274,7 +274,8 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
     """
     check_destinations(campaign.policy, campaign.source)
     _check_replay_files(campaign)
-    reference_evidence(campaign)  # pinned grounding references: read and digest-checked
+    # Pinned grounding references: read and digest-checked (url ones once captured).
+    reference_evidence(campaign, captured=False)
     keys = stage_keys(campaign)
     cache = {} if cache is None else cache
     seen = _Seen()
