@@ -187,10 +187,14 @@ class FoldInputError(ValidationError, ValueError):
 
 
 class JudgeOutputError(ValidationError):
-    """A judge answer failed validation. ``kind`` is the recorded error kind."""
+    """A judge answer failed validation. ``kind`` is the recorded error kind; ``path`` the
+    JSON path of the failing member (``/``-joined, ``(root)`` for the whole answer), when
+    the check that failed has one; ``detail`` the message without the kind."""
 
-    def __init__(self, message: str, *, kind: str) -> None:
+    def __init__(self, message: str, *, kind: str, path: str | None = None) -> None:
         self.kind = kind
+        self.path = path
+        self.detail = message
         super().__init__(f"{kind}: {message}")
 
 

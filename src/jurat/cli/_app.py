@@ -247,11 +247,34 @@ def report(
     html: Annotated[Path, typer.Option("--html", help="Where to write the report.")],
     key: Annotated[Path | None, typer.Option("--key", help="Public key for verify commands.")]
     = None,
+    operator: Annotated[bool, typer.Option(
+        "--operator", help="Add the operator section (a ledger only): refused judge answers "
+        "with their raw text and JSON path, and subject outputs. Not for publishing.")]
+    = False,
 ) -> None:
     """A self-contained HTML report: decisions, votes, agreement, convergence, cost."""
     from jurat.cli._report import report_command
 
-    finish(lambda: report_command(ledger, html, key))
+    finish(lambda: report_command(ledger, html, key, operator=operator))
+
+
+@app.command()
+def sample(
+    ledger: Annotated[str, typer.Argument(help="Ledger URL or SQLite file path.")],
+    job: Annotated[str, typer.Argument(help="A job id (a receipt's inputs.job_id) or an "
+                                            "artifact id (its latest judged job).")],
+    judge: Annotated[str | None, typer.Option("--judge", help="The judge id.")] = None,
+    criterion: Annotated[str | None, typer.Option("--criterion", help="The criterion.")]
+    = None,
+    number: Annotated[int | None, typer.Option("--sample", help="The sample number k.")]
+    = None,
+) -> None:
+    """One judge sample for the operator: its request, raw answer (capped) and why it was
+    refused; without all three options, the matching samples, one line each."""
+    from jurat.cli._sample import sample_command
+
+    finish(lambda: sample_command(ledger, job, judge=judge, criterion=criterion,
+                                  sample=number))
 
 
 @log_app.command("checkpoint")

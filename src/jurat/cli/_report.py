@@ -1,7 +1,10 @@
 """``jurat report SOURCE --html FILE``: the HTML report over a ledger or a receipts directory.
 
+``--operator`` adds the operator section (report/_operator.py), read from a ledger: a
+receipts directory holds no judge answer or subject output.
+
 Exit 0 written; 3 the source could not be read (or holds something that is not a jurat
-receipt) or the page could not be written.
+receipt), ``--operator`` was given a receipts directory, or the page could not be written.
 """
 
 from __future__ import annotations
@@ -13,21 +16,35 @@ from jurat.cli._exit import ExitCode
 from jurat.cli._text import err_console
 from jurat.errors import ConfigError, JuratError
 from jurat.ledger import open_ledger
-from jurat.report import ReportReceipt, load_receipt_files, receipts_from_ledger, render_report
+from jurat.report import (
+    OperatorRecord,
+    ReportReceipt,
+    load_receipt_files,
+    operator_record,
+    receipts_from_ledger,
+    render_report,
+)
 from jurat.runner import ledger_url
 
 __all__ = ["report_command"]
 
 
-def report_command(source: str, html: Path, key_path: Path | None) -> ExitCode:
+def report_command(source: str, html: Path, key_path: Path | None, *,
+                   operator: bool = False) -> ExitCode:
     """Render the report from ``source`` (a ledger URL or file, or a receipts directory)."""
     path = Path(source)
+    record: OperatorRecord | None = None
     try:
         if path.is_dir():
+            if operator:
+                raise ConfigError(
+                    f"--operator: {source} is a receipts directory, and receipts hold no judge "
+                    "answer or subject output (fix: give the ledger of the run, e.g. "
+                    "sqlite:///jurat.db)")
             receipts = load_receipt_files(path, key_path=key_path)
         else:
-            receipts = _receipts_from_ledger(source, key_path)
-        page = render_report(receipts)
+            receipts, record = _receipts_from_ledger(source, key_path, operator=operator)
+        page = render_report(receipts, operator=record)
     except JuratError as exc:
         return print_error(exc, code=ExitCode.INPUT)
     try:
@@ -38,7 +55,10 @@ def report_command(source: str, html: Path, key_path: Path | None) -> ExitCode:
     return ExitCode.OK
 
 
-def _receipts_from_ledger(url: str, key_path: Path | None) -> list[ReportReceipt]:
-    """Every review version of every receipt in the ledger (the report tags superseded ones)."""
+def _receipts_from_ledger(url: str, key_path: Path | None, *, operator: bool
+                          ) -> tuple[list[ReportReceipt], OperatorRecord | None]:
+    """Every review version of every receipt in the ledger (the report tags superseded
+    ones), and the operator section's rows when asked for."""
     with open_ledger(ledger_url(url), create=False) as ledger:
-        return receipts_from_ledger(ledger, source=url, key_path=key_path)
+        receipts = receipts_from_ledger(ledger, source=url, key_path=key_path)
+        return receipts, operator_record(ledger) if operator else None

@@ -31,6 +31,7 @@ from jurat.judges._cost import (
     summarise,
     usd,
 )
+from jurat.judges._debug import RAW_CAP, SampleDebug, SampleFailure, SampleRequest
 from jurat.judges._engine import Engine, complete_text, limit_share, run_samples
 from jurat.judges._factory import make_judge
 from jurat.judges._order import OrderedAnswer, OrderReversal, order_reversal, presentation_order
@@ -83,6 +84,7 @@ __all__ = [
     "MAX_ANSWER_BYTES",
     "NO_ANSWER_KINDS",
     "PHASES",
+    "RAW_CAP",
     "RETRYABLE_KINDS",
     "SCHEMA_FOR_KIND",
     "SIM_LABELS",
@@ -108,6 +110,9 @@ __all__ = [
     "ReplayJudge",
     "ReplayRecord",
     "ReplayRecorder",
+    "SampleDebug",
+    "SampleFailure",
+    "SampleRequest",
     "SampleTelemetry",
     "SimJudge",
     "StubJudge",

@@ -111,5 +111,6 @@ def validate_claim(answer: Any, bundle_size: int) -> dict[str, Any]:
         raise JudgeOutputError(
             f"evidence indices {missing} outside the bundle of {bundle_size} items",
             kind="bad_evidence_index",
+            path="evidence_indices",
         )
     return dict(answer)

@@ -37,6 +37,7 @@ from jurat.fold import canonical_preference
 from jurat.judges._artifact_job import ArtifactJob
 from jurat.judges._breaker import Breaker
 from jurat.judges._curtail import curtailed_groups, draw_curtailed
+from jurat.judges._debug import SampleDebug
 from jurat.judges._destinations import check_destinations
 from jurat.judges._factory import make_judge
 from jurat.judges._general import general_ids
@@ -68,6 +69,7 @@ __all__ = ["Engine", "complete_text", "limit_share", "run_samples"]
 
 OnVote = Callable[[Vote], Awaitable[None] | None]
 OnRetry = Callable[[str, int, str], Awaitable[None] | None]
+OnDebug = Callable[[Vote, SampleDebug], Awaitable[None] | None]
 
 
 def _label(vote: Vote, kind: str) -> str:
@@ -346,8 +348,12 @@ class Engine:
         telemetry: SampleTelemetry | None = None,
         clock: Callable[[], float] = time.monotonic,
         started: float | None = None,
+        on_debug: OnDebug | None = None,
     ) -> list[Vote]:
-        """Plan, skip what is recorded, dispatch the rest; see ``run_samples``."""
+        """Plan, skip what is recorded, dispatch the rest; see ``run_samples``.
+
+        ``on_debug(vote, debug)``: the operator's record of each sample that got a
+        response (judges/_debug.py), awaited just before ``on_vote`` of the same vote."""
         started = clock() if started is None else started
         plan = plan_samples(policy, artifact)
         bundle = judge_bundle(artifact, bundle)
@@ -359,9 +365,11 @@ class Engine:
         new: dict[tuple[str, str, int], Vote] = {}
 
         async def one(planned: PlannedSample) -> None:
-            vote = await self._sample(job, planned, on_retry)
+            vote, debug = await self._sample(job, planned, on_retry)
             new[planned.key] = vote
             async with lock:  # the runner appends to a ledger: one vote at a time
+                if debug is not None:
+                    await _call(on_debug, vote, debug)
                 if telemetry is not None:
                     telemetry.sample(
                         artifact.id, vote, of=planned.of, label=_label(vote, planned.kind)
@@ -387,15 +395,17 @@ class Engine:
                 if p.key in done or p.key in new]
 
     async def _sample(self, job: ArtifactJob, planned: PlannedSample,
-                      on_retry: OnRetry | None) -> Vote:
+                      on_retry: OnRetry | None) -> tuple[Vote, SampleDebug | None]:
         config = planned.judge
         artifact = job.artifact
         prompt_id = ""
+        sent: Prompt | None = None
 
         def make_call(attempt: int) -> JudgeCall:
-            nonlocal prompt_id
+            nonlocal prompt_id, sent
             prompt = job.render(planned)  # fresh delimiters for every call
             prompt_id = prompt.prompt_id
+            sent = prompt
             return JudgeCall(
                 kind=planned.kind,
                 prompt=prompt,
@@ -421,6 +431,7 @@ class Engine:
         raw = out.raw
         answer: dict[str, Any] | None = None
         error = out.error.kind if isinstance(out.error, TransportError | JudgeOutputError) else None
+        refused = out.error if isinstance(out.error, JudgeOutputError) else None
         if raw is not None:
             try:
                 answer = interpret(
@@ -435,7 +446,8 @@ class Engine:
                 )
             except JudgeOutputError as exc:
                 error = exc.kind
-        return Vote(
+                refused = exc
+        vote = Vote(
             judge=config.id,
             criterion=planned.criterion,
             sample=planned.sample,
@@ -450,6 +462,7 @@ class Engine:
             latency_ms=_ms(out.latency),
             prompt_id=prompt_id,
         )
+        return vote, SampleDebug.of(raw, refused, sent)
 
     async def complete_text(
         self,

@@ -99,7 +99,7 @@ class AnswerSchema:
 
         error = best_match(self.slow.iter_errors(value))
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        raise JudgeOutputError(f"{where}: {error.message}", kind="schema_violation")
+        raise JudgeOutputError(f"{where}: {error.message}", kind="schema_violation", path=where)
 
 
 def _fast_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator | None:

@@ -93,7 +93,8 @@ def strict_loads(text: str | bytes, *, limit: int = MAX_ANSWER_BYTES) -> Any:
         return loads_strict(text, max_bytes=limit)
     except StrictJSONError as exc:
         kind = _VOTE_ERROR_KIND.get(exc.kind, "malformed_json")
-        raise JudgeOutputError(str(exc), kind=kind) from exc
+        # The whole document failed to parse: the message holds the position.
+        raise JudgeOutputError(str(exc), kind=kind, path="(root)") from exc
 
 
 # -- schemas ---------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ def _check_digest(answer: dict[str, Any], artifact_sha256: str) -> None:
         raise JudgeOutputError(
             f"artifact_sha256 {answer['artifact_sha256']} is not {artifact_sha256}",
             kind="digest_mismatch",
+            path="artifact_sha256",
         )
 
 
@@ -144,6 +146,7 @@ def _check_evidence(answer: dict[str, Any], bundle_size: int) -> None:
         raise JudgeOutputError(
             f"evidence indices {missing} outside the bundle of {bundle_size} items",
             kind="bad_evidence_index",
+            path="evidence_indices",
         )
 
 
@@ -153,6 +156,7 @@ def _check_gates(answer: dict[str, Any], gates_ok: bool) -> None:
         raise JudgeOutputError(
             "accept although a required deterministic gate did not pass",
             kind="accept_with_failed_gates",
+            path="disposition",
         )
 
 
@@ -162,6 +166,7 @@ def _check_single_preference(answer: dict[str, Any]) -> None:
         raise JudgeOutputError(
             f"preference {answer['preference']!r} for a single candidate (use A or abstain)",
             kind="bad_preference",
+            path="preference",
         )
 
 

@@ -15,13 +15,21 @@ from jurat.models import MonitorBounds, tone_of
 from jurat.report._bias import bias_section
 from jurat.report._charts import agreement_section, convergence_section, order_section
 from jurat.report._details import details
+from jurat.report._operator import OperatorRecord, operator_record, operator_section
 from jurat.report._report_data import ArtifactView, ReportReceipt, views_of
 from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._report_stats import CostRow, cost_rows
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
 from jurat.report._sources import load_receipt_files, receipts_from_ledger
 
-__all__ = ["ReportReceipt", "load_receipt_files", "receipts_from_ledger", "render_report"]
+__all__ = [
+    "OperatorRecord",
+    "ReportReceipt",
+    "load_receipt_files",
+    "operator_record",
+    "receipts_from_ledger",
+    "render_report",
+]
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -32,11 +40,13 @@ def render_report(
     title: str = "jurat report",
     cost: Mapping[str, Any] | None = None,
     monitor: MonitorBounds | None = None,
+    operator: OperatorRecord | None = None,
 ) -> str:
     """The whole report as one HTML document. Deterministic: the same input, the same bytes.
 
     ``monitor``: the bias monitor's bounds (a campaign's ``[monitor]``); default, its
-    defaults."""
+    defaults. ``operator``: the operator section's rows (``operator_record``), shown after
+    the decisions; never pass it for a page that may be shared (report/_operator.py)."""
     views = tag_versions(views_of(receipts))
     rows = display_order(views)
     latest = current(rows)
@@ -46,6 +56,7 @@ def render_report(
     body = [
         f"<header><h1>{escape(title)}</h1>{_summary(views)}</header>",
         _decisions(rows),
+        "" if operator is None else operator_section(operator, rows),
         agreement_section(latest),
         convergence_section(latest),
         order_section(latest),

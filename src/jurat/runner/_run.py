@@ -44,6 +44,7 @@ from jurat.errors import ConfigError, IntakeError, JobIncomplete, JuratError
 from jurat.fold import decide
 from jurat.judges import (
     Engine,
+    SampleDebug,
     SampleTelemetry,
     judge_pins,
     limit_share,
@@ -322,6 +323,12 @@ class JobRunner:
         """
 
         outage: list[Vote] = []
+        # Issue 28: the operator's record of each answer, kept beside its vote in the
+        # ledger and never in the vote, which is signed into the receipt.
+        debugs: dict[tuple[str, str, int], dict[str, JsonValue]] = {}
+
+        def on_debug(vote: Vote, debug: SampleDebug) -> None:
+            debugs[(vote.judge, vote.criterion, vote.sample)] = debug.record()
 
         async def on_vote(vote: Vote) -> None:
             drawn.append(vote)
@@ -337,8 +344,11 @@ class JobRunner:
                     "error": vote.error, "attempts": vote.attempts})
                 return
             # Durable before the engine goes on, and so before the fold (seed 000).
-            await self._append("sample_recorded", job, artifact,
-                               {"vote": vote.model_dump(mode="json")})
+            payload: dict[str, JsonValue] = {"vote": vote.model_dump(mode="json")}
+            debug = debugs.pop((vote.judge, vote.criterion, vote.sample), None)
+            if debug is not None:
+                payload["debug"] = debug
+            await self._append("sample_recorded", job, artifact, payload)
 
         async def on_retry(judge: str, sample: int, kind: str) -> None:
             await self._append("transport_retry", job, artifact,
@@ -346,7 +356,7 @@ class JobRunner:
 
         votes = await self.engine.run_samples(
             self.policy, artifact, bundle, gates, existing=recorded, on_vote=on_vote,
-            on_retry=on_retry, telemetry=self.telemetry)
+            on_retry=on_retry, telemetry=self.telemetry, on_debug=on_debug)
         _all_answered_somewhere(artifact, votes)
         for vote in outage:
             # Its judge answered other samples: seed 001's partial failure, an unsure vote.

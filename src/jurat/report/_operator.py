@@ -1,0 +1,172 @@
+"""The report's operator section (``jurat report LEDGER --operator``, issue 28): each refused
+judge answer with its raw text and failing JSON path, and each ``[subject]`` output next to
+the verdict on it.
+
+Opt-in, and from a ledger only: the report without it is contributor-visible (it names
+only what receipts hold), while this section shows text a judge or the subject model
+wrote, which only the operator, who can read the ledger, may see (docs/checks.md, "What
+crosses into a trusted output"). All of it passes ``html.escape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from jurat.judges import RAW_CAP
+from jurat.ledger import Entry, Ledger
+from jurat.models._base import Frozen
+from jurat.report._report_data import ArtifactView
+from jurat.report._report_html import cell, table
+
+__all__ = ["OperatorRecord", "OperatorSample", "SubjectOutput", "operator_record",
+           "operator_section"]
+
+
+class OperatorSample(Frozen):
+    """One refused judge answer, as the ledger's debug record keeps it."""
+
+    ledger_seq: int
+    """The receipt entry of the review it belongs to."""
+    job_id: str
+    """The ledger job of its sample (for ``jurat sample``)."""
+    judge: str
+    """Judge id."""
+    criterion: str
+    """Criterion (or the kind's single slot)."""
+    sample: int
+    """Sample number k."""
+    kind: str
+    """The failure's kind."""
+    path: str | None
+    """JSON path of the failing member, when the check has one."""
+    message: str
+    """The validator's message (may quote judge text)."""
+    answer: str | None
+    """The raw answer, capped at ``RAW_CAP`` bytes."""
+    answer_bytes: int
+    """The answer's whole size."""
+    answer_capped: bool
+    """Whether ``answer`` was cut."""
+
+
+class SubjectOutput(Frozen):
+    """What the ``[subject]`` answered for the output a review judged."""
+
+    ledger_seq: int
+    """The receipt entry of that review."""
+    output: str | None
+    """The subject model's text; None when it produced none."""
+    error: str | None
+    """Why there is no output, when there is none."""
+
+
+class OperatorRecord(Frozen):
+    """Everything the operator section shows, read from the ledger."""
+
+    ledger: str
+    """The ledger's URL, password hidden (for the ``jurat sample`` commands)."""
+    samples: tuple[OperatorSample, ...]
+    """Refused answers, by review in log order, then sample order."""
+    outputs: tuple[SubjectOutput, ...]
+    """Subject outputs, one per review of a ``[subject]`` campaign."""
+
+
+def _execution(ledger: Ledger, job: str) -> dict[str, Any] | None:
+    received = next(ledger.entries(job_id=job, kind="job_received"), None)
+    if received is None:
+        return None
+    kept = received.payload.get("execution")
+    if kept is None and received.payload.get("execution_job"):
+        # Issue 27: a judged job names the run's execution job, which holds the output.
+        return _execution(ledger, str(received.payload["execution_job"]))
+    return kept if isinstance(kept, dict) else None
+
+
+def _refused(entry: Entry, seq: int) -> OperatorSample | None:
+    debug = entry.payload.get("debug") or {}
+    failure = debug.get("failure")
+    if failure is None:
+        return None
+    vote = entry.payload["vote"]
+    return OperatorSample(
+        ledger_seq=seq, job_id=entry.job_id, judge=str(vote["judge"]),
+        criterion=str(vote["criterion"]), sample=int(vote["sample"]),
+        kind=str(failure["kind"]), path=failure.get("path"), message=str(failure["message"]),
+        answer=debug.get("answer"), answer_bytes=int(debug.get("answer_bytes", 0)),
+        answer_capped=bool(debug.get("answer_capped", False)))
+
+
+def operator_record(ledger: Ledger) -> OperatorRecord:
+    """Read the operator section's rows for every receipt in ``ledger``. The caller opens
+    and closes the ledger."""
+    samples: list[OperatorSample] = []
+    outputs: list[SubjectOutput] = []
+    for entry in ledger.entries(kind="receipt"):
+        # An adjudicated review's own job names the job whose samples it settled.
+        job = str(entry.payload.get("adjudicates", entry.job_id))
+        for recorded in ledger.entries(job_id=job, kind="sample_recorded"):
+            refused = _refused(recorded, entry.seq)
+            if refused is not None:
+                samples.append(refused)
+        execution = _execution(ledger, job)
+        if execution is not None:
+            outputs.append(SubjectOutput(ledger_seq=entry.seq, output=execution.get("output"),
+                                         error=execution.get("error")))
+    return OperatorRecord(ledger=ledger.url, samples=tuple(samples), outputs=tuple(outputs))
+
+
+def _pre(text: str | None, cls: str) -> str:
+    return "<em>no text</em>" if text is None else f'<pre class="{cls}">{escape(text)}</pre>'
+
+
+def _review(view: ArtifactView | None) -> tuple[str, str]:
+    if view is None:
+        return "", ""
+    return (escape(view.artifact_id) + f" v{view.review_version}",
+            f'<span class="badge tone-{view.tone}">{escape(view.outcome)}</span>')
+
+
+def operator_section(record: OperatorRecord, views: Sequence[ArtifactView]) -> str:
+    """The section's markup; ``views`` are the report's rows, in display order."""
+    by_seq = {v.ledger_seq: v for v in views if v.ledger_seq is not None}
+    order = {v.ledger_seq: i for i, v in enumerate(views)}
+    outputs = []
+    for out in sorted(record.outputs, key=lambda o: order.get(o.ledger_seq, len(order))):
+        view = by_seq.get(out.ledger_seq)
+        review, outcome = _review(view)
+        outputs.append(
+            f'<tr data-ledger-seq="{out.ledger_seq}">' + cell(review, "artifact")
+            + cell(outcome, "outcome") + cell(_pre(out.output, "subject-output"), "output")
+            + cell(escape(out.error or ""), "error") + "</tr>")
+    samples = []
+    for s in sorted(record.samples, key=lambda o: order.get(o.ledger_seq, len(order))):
+        review, _ = _review(by_seq.get(s.ledger_seq))
+        cut = f" (cut at {RAW_CAP} bytes)" if s.answer_capped else ""
+        command = (f"jurat sample {record.ledger} {s.job_id} --judge {s.judge} "
+                   f"--criterion {s.criterion} --sample {s.sample}")
+        samples.append(
+            f'<tr data-ledger-seq="{s.ledger_seq}" data-kind="{escape(s.kind)}">'
+            + cell(review, "artifact") + cell(escape(s.judge)) + cell(escape(s.criterion))
+            + cell(str(s.sample), "num") + cell(escape(s.kind), "kind")
+            + cell(f"<code>{escape(s.path or '')}</code>", "path")
+            + cell(_pre(s.message, "failure-message"), "message")
+            + cell(_pre(s.answer, "raw-answer") + f"{s.answer_bytes} bytes{cut}", "answer")
+            + cell(f'<code class="sample-command">{escape(command)}</code>', "command")
+            + "</tr>")
+    return (
+        '<section id="operator"><h2>Operator: judge answers and subject outputs</h2>'
+        '<p class="note">For the operator only: this section shows text written by judges '
+        "and by the subject model, which no receipt holds; do not publish a page with it. "
+        f"Answers are kept up to {RAW_CAP} bytes.</p>"
+        "<h3>Subject outputs</h3>"
+        + (table("subject-outputs", ["review", "verdict", "subject output", "error"], outputs)
+           if outputs else '<p class="note">No [subject] outputs.</p>')
+        + "<h3>Refused judge answers</h3>"
+        + (table("operator-samples", ["review", "judge", "criterion", "sample", "failure",
+                                      "JSON path", "message", "raw answer", "request"],
+                 samples)
+           if samples else '<p class="note">No refused judge answer.</p>')
+        + "</section>"
+    )
