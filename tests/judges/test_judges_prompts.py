@@ -29,6 +29,7 @@ from jurat.models import (
     EvidenceItem,
     GateOutcome,
     Rubric,
+    Untrusted,
 )
 from tests.support.builders import SEED_RUBRIC, artifact, gates, pair
 
@@ -158,7 +159,7 @@ def test_every_kind_has_a_versioned_template() -> None:
     # general decision templates per rubric beyond the ARCV four (judges/_general.py).
     assert set(TEMPLATE_FOR_KIND.values()) | {
         "jurat/claim-label@1", "jurat/judge-decision-general@2",
-        "jurat/pairwise-decision-general@2"} == set(TEMPLATES)
+        "jurat/pairwise-decision-general@2", "jurat/binary-criterion@3"} == set(TEMPLATES)
     assert all(re.fullmatch(r"[a-z/.-]+(/v1)?@\d+", pid) for pid in TEMPLATES)
 
 
@@ -465,6 +466,7 @@ PINNED_PROMPTS = {
     "jurat/pairwise-decision-general@2":
         "b17a9ef2a80d78edf6a8d0755b419e675786fa6a172bc3800f439c853b15180f",
     "jurat/binary-criterion@2": "7faaf6dc67f22467471d1d8aa28c44b45d7c13078d7c7a5c7cee40e0db8aa825",
+    "jurat/binary-criterion@3": "9e662effbc1e8c471b4d47cfa868a4590e9286940bb46aa4bc7a39bc99dc2065",
     # These two send what they sent before issue 25's version 2 of the others, byte for byte
     # (the equivalence prompt's text was recorded as invariance-checker/judge/v1@2 until
     # issue 27 gave it jurat's own id: the digest covers the id, so it changed with it).
@@ -505,6 +507,8 @@ def test_each_version_sends_the_bytes_it_was_pinned_with(
         render_decision(general, art, bundle, found),
         render_decision(general, both, bundle, found, order="AB"),
         render_criterion(Criterion(id="tidy", text="Tidy?"), art, found),
+        render_criterion(Criterion(id="tidy", text="Tidy?"), art.model_copy(update={
+            "input": "the question", "target": Untrusted("the reference", "reference")}), found),
         render_equivalence(both),
         render_claim(GroundedClaim(id="k", artifact="x", text="claims"), art, bundle),
     ]

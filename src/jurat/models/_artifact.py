@@ -4,6 +4,7 @@ from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
 from jurat.models._problems import Problem, raise_problems
+from jurat.models._taint import Untrusted
 
 _MIB = 1024 * 1024
 
@@ -54,6 +55,11 @@ class ArtifactSpec(Frozen):
     """Pinned digest of the content; intake refuses the artifact if its bytes differ."""
     input: str | None = None
     """criteria kind: the test-case input run through the ``[subject]`` to get the output."""
+    target: str | None = None
+    """criteria kind: the reference answer the judges compare the output with (inspect's
+    ``target``); operator material, bound in the receipt by digest only."""
+    target_path: str | None = None
+    """File holding ``target``, relative to the campaign file and inside its directory."""
     truth: str | dict[str, str] | None = None
     """Known label (or one per criterion id); only the sim judge and selftest canaries read it."""
     media_type: str | None = None
@@ -73,6 +79,9 @@ class ArtifactSpec(Frozen):
         if len(single) > 1:
             raise_problems([Problem(("text",), "give either path or text, not both",
                                     "keep one of path = … and text = …")])
+        if self.target is not None and self.target_path is not None:
+            raise_problems([Problem(("target",), "give either target or target_path, not both",
+                                    "keep one of target = … and target_path = …")])
         if not single and not pair and self.input is None:
             raise_problems([Problem(
                 (), "the artifact has no content: give path, text, input, or a and b",
@@ -99,6 +108,9 @@ class Artifact(Frozen):
     """Test files by name, for code artifacts."""
     input: str | None = None
     """criteria kind: the test-case input; ``text`` is then the subject's output."""
+    target: Untrusted | None = None
+    """criteria kind: the reference answer, of origin ``reference``: it reaches a judge only
+    through ``Untrusted.reference_block`` and a receipt only as its digest."""
     truth: str | dict[str, str] | None = None
     """Known label (or one per criterion), for the sim judge only; never sent to a provider."""
     contributor: str | None = None

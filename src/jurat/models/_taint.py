@@ -11,6 +11,14 @@ judge prompt outside its delimited data blocks, or the signer's decision. The ru
 (b) its digest and length (``sha256``, ``chars``), or counts, enums and range-checked
     numbers computed from it by trusted code.
 
+One deliberate exit for reference material: an operator's reference answer (a criteria
+row's ``target``) goes to the operator's own judges, whom the campaign's
+``allowed_destinations`` authorise, through ``reference_block`` and nothing else. Seed 000
+("Keep benchmark references out of contributor-visible prompts, logs, and assistance
+responses") keeps references from the contributor, not from the judge that compares with
+them; ``delimited`` still refuses them, so text from a contributor, a candidate or a judge
+can never take this way out, nor can a reference slip into a block meant for those.
+
 ``Untrusted`` is deliberately not a ``str`` subclass: every trusted record types its
 text fields as ``str``, so passing an ``Untrusted`` there is a mypy error, and
 formatting one (``str()``, an f-string, ``%``) raises ``TaintError`` at run time. The
@@ -100,6 +108,16 @@ class Untrusted:
         """
         if self._origin == "reference":
             raise TaintError("reference material (hidden tests, gold answers) is never prompted")
+        text = self._text if limit is None else self._text[:limit]
+        if nonce in text:
+            raise TaintError("the delimiter nonce occurs in the data (draw another)")
+        return data_block(label, text, nonce)
+
+    def reference_block(self, label: str, nonce: str, *, limit: int | None = None) -> str:
+        """Operator reference material as one prompt data block for the operator's judge
+        (the module's one exit for it); any other origin is refused: it has ``delimited``."""
+        if self._origin != "reference":
+            raise TaintError(f"{_MARK[self._origin]}: not reference material (use delimited)")
         text = self._text if limit is None else self._text[:limit]
         if nonce in text:
             raise TaintError("the delimiter nonce occurs in the data (draw another)")

@@ -125,6 +125,9 @@ class InputsPart(Frozen):
     judges_skipped: str | None = Field(None, exclude_if=lambda why: why is None)
     """Why no judge was asked (a veto, a settled pair, a subject without output); absent
     when they were asked, so receipts made before the field existed stay in normal form."""
+    target_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
+    """sha256 of the reference answer (``target``) a criteria artifact's judges compared its
+    output with: operator material, so its digest and never its text; absent without one."""
 
 
 class Decoding(Frozen):

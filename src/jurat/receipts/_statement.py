@@ -170,6 +170,9 @@ def _inputs(
             ),
         ),
         judges_skipped=given.get("judges_skipped"),
+        # The artifact's own, read at intake: no caller's inputs can pin another reference.
+        target_sha256=(artifact.target.sha256.removeprefix("sha256:")
+                       if artifact.target is not None else None),
     )
 
 

@@ -13,6 +13,7 @@ here, and a pinned ``sha256`` that differs is refused.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from jurat.campaign import campaign_line, read_tests, read_text, resolve_inside,
 from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
-from jurat.models import Artifact, ArtifactSpec, Campaign, Policy
+from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted
 
 __all__ = [
     "check_destinations",
@@ -57,6 +58,24 @@ def _media_type(spec: ArtifactSpec) -> str:
     if spec.path and spec.path.endswith(".py"):
         return "text/x-python"
     return "text/plain"
+
+
+def _target(campaign: Campaign, spec: ArtifactSpec, where: str,
+            read: Callable[[str, str, str], str]) -> Untrusted:
+    """The artifact's reference answer, as operator reference material (models/_taint.py):
+    only a criteria judge reads it, and a receipt binds it by digest (issue 28)."""
+    field = f"{where}.target" if spec.target is not None else f"{where}.target_path"
+    if campaign.policy.kind != "criteria":
+        raise CampaignError(
+            f"`target` is a criteria campaign's reference answer; this campaign is of kind "
+            f"{campaign.policy.kind!r}", file=campaign.source, field=field,
+            fix="remove target (an equivalence campaign's gold answer is the pair's b)",
+            line=campaign_line(campaign.source, field),
+        )
+    what = f"artifact {spec.id!r} target"
+    if spec.target is not None:
+        return Untrusted(_inline(campaign, spec.target, field, what), "reference")
+    return Untrusted(read(spec.target_path or "", field, what), "reference")
 
 
 def _check_replay_files(campaign: Campaign) -> None:
@@ -122,6 +141,8 @@ def intake_spec(
 
     common: dict[str, Any] = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
               "task": spec.task, "tests": tests, "upstream": spec.upstream}
+    if spec.target is not None or spec.target_path is not None:
+        common["target"] = _target(campaign, spec, where, read_artifact)
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
             a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")

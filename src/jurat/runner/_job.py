@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jurat._version import __version__
+from jurat.canonical import digest_json
 from jurat.errors import JuratError
 from jurat.fold import gate_veto
 from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
@@ -184,8 +185,13 @@ def judges_skipped(policy: Policy, gates: list[GateOutcome]) -> str | None:
 
 def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:
     """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt."""
-    return job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
+    base = job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
                   attempt)
+    if artifact.target is None:
+        return base
+    # Issue 28: a corrected reference answer is a new judgment, not the old receipt reused
+    # under a digest its judges never compared with.
+    return digest_json({"job": base, "target": artifact.target.sha256})
 
 
 def job_cost(policy: Policy, votes: Sequence[Vote], execution: Execution | None) -> CostSummary:
