@@ -84,9 +84,12 @@ def _seq_type() -> Any:
     return BigInteger().with_variant(Integer(), "sqlite")
 
 
-def _build_tables(prefix: str, schema: str | None) -> tuple[MetaData, Tables]:
+def _build_tables(
+    prefix: str, schema: str | None, kinds: tuple[str, ...] | None = None
+) -> tuple[MetaData, Tables]:
     md = MetaData(schema=schema)
-    kinds = ", ".join(f"'{k}'" for k in ENTRY_KINDS)
+    # ``kinds``: a migration keeps the kinds a newer jurat admitted (``_migrate``).
+    admitted = ", ".join(f"'{k}'" for k in (ENTRY_KINDS if kinds is None else kinds))
     meta = Table(
         f"{prefix}meta",
         md,
@@ -107,7 +110,7 @@ def _build_tables(prefix: str, schema: str | None) -> tuple[MetaData, Tables]:
         Column("prev_hash", String(64), nullable=False),
         Column("entry_hash", String(64), nullable=False),
         Column("leaf_hash", String(64), nullable=False),
-        CheckConstraint(f"kind IN ({kinds})", name=f"{prefix}entries_kind"),
+        CheckConstraint(f"kind IN ({admitted})", name=f"{prefix}entries_kind"),
         CheckConstraint("seq >= 0", name=f"{prefix}entries_seq"),
         Index(f"{prefix}entries_job", "job_id", "kind"),
         Index(f"{prefix}entries_subject", "campaign_id", "artifact_id", "kind", "seq"),
@@ -323,7 +326,7 @@ class Backend:
         self.commit_sql = CommitSQL(
             self.name, self.tables, self.engine.dialect.identifier_preparer.quote
         )
-        self._lock_sql = f"LOCK TABLE {self._qualified('entries')} IN EXCLUSIVE MODE"
+        self._lock_sql = f"LOCK TABLE {self.qualified('entries')} IN EXCLUSIVE MODE"
         self._lock_path: str | None = None
         if self.name == "sqlite" and fcntl is not None:
             self._lock_path = f"{self.url.database}-writer.lock"
@@ -360,21 +363,25 @@ class Backend:
                 if self.schema:
                     conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             self.metadata.create_all(conn, checkfirst=True)
-            ddl = (
-                _sqlite_triggers(self.prefix)
-                if self.name == "sqlite"
-                else _pg_triggers(self.prefix, self.schema)
-            )
-            for statement in ddl:
-                if self.name == "postgresql":
-                    # psycopg reads % as a placeholder even with no parameters.
-                    statement = statement.replace("%", "%%")
-                conn.exec_driver_sql(statement)
+            self.create_triggers(conn)
             meta = self.tables.meta
             found = conn.execute(meta.select().where(meta.c.key == "format")).first()
             if found is None:
                 conn.execute(meta.insert().values(key="format", value=FORMAT))
         self.check_format()
+
+    def create_triggers(self, conn: Connection) -> None:
+        """Create the append-only and chain triggers that are missing; idempotent."""
+        ddl = (
+            _sqlite_triggers(self.prefix)
+            if self.name == "sqlite"
+            else _pg_triggers(self.prefix, self.schema)
+        )
+        for statement in ddl:
+            if self.name == "postgresql":
+                # psycopg reads % as a placeholder even with no parameters.
+                statement = statement.replace("%", "%%")
+            conn.exec_driver_sql(statement)
 
     def check_format(self) -> None:
         """Refuse a database written in another ledger format."""
@@ -425,7 +432,8 @@ class Backend:
             with conn.begin():
                 yield conn
 
-    def _qualified(self, short: str) -> str:
+    def qualified(self, short: str) -> str:
+        """The quoted (schema-qualified) name of the ledger's table ``short``."""
         name = f'"{self.prefix}{short}"'
         return f'"{self.schema}".{name}' if self.schema else name
 

@@ -23,6 +23,7 @@ from jurat.ledger._export import bundle_bytes, export_directory, tile_bytes
 from jurat.ledger._group import GroupCommit, ThreadCommitter
 from jurat.ledger._hold import hold_campaign
 from jurat.ledger._jobs import decode_receipt, receipt_payload
+from jurat.ledger._migrate import widen_kinds
 from jurat.ledger._models import (
     CampaignHistory,
     Checkpoint,
@@ -82,7 +83,9 @@ def open_ledger(
 
     A ledger written before the Merkle tree's nodes were stored is migrated
     here, once: the table is created and filled from the stored leaf hashes
-    (about 2 nodes per entry; see docs/ledger-format.md, "Migration").
+    (about 2 nodes per entry; see docs/ledger-format.md, "Migration"). A writer's
+    open (``create=True``) also widens an entries table whose kind constraint predates
+    a kind of ``ENTRY_KINDS`` (``_migrate``); a reader's leaves it as it is.
     """
     backend = Backend(url, prefix=prefix, schema=schema)
     migrate = False
@@ -93,6 +96,9 @@ def open_ledger(
                 with _db("adding the Merkle tree table"):
                     backend.install()
                 migrate = True
+            if create:
+                with _db("widening the entry kinds the ledger admits"):
+                    widen_kinds(backend)
         elif create:
             with _db("creating the ledger"):
                 backend.install()
