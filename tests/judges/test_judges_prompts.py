@@ -158,7 +158,7 @@ def test_every_kind_has_a_versioned_template() -> None:
     # The claim template is asked per grounded claim (docs/grounding.md), not per kind; the
     # general decision templates per rubric beyond the ARCV four (judges/_general.py).
     assert set(TEMPLATE_FOR_KIND.values()) | {
-        "jurat/claim-label@1", "jurat/judge-decision-general@2",
+        "jurat/claim-label@1", "jurat/claim-extract@1", "jurat/judge-decision-general@2",
         "jurat/pairwise-decision-general@2", "jurat/binary-criterion@3"} == set(TEMPLATES)
     assert all(re.fullmatch(r"[a-z/.-]+(/v1)?@\d+", pid) for pid in TEMPLATES)
 
@@ -473,6 +473,7 @@ PINNED_PROMPTS = {
     "jurat/equivalence@1":
         "4dbf5ece4327810c9c86ae42145f380d95cd1dfb15a1b8aa7846efe78b6b2622",
     "jurat/claim-label@1": "1d10a63c2bcbc3a880809da05edde87201b4df09ae87a29ec740c028dc25c194",
+    "jurat/claim-extract@1": "65642ec77c6ccf4eef24e3eaf8a764a1fecc891d5f75192f310e7a40f965f7d0",
 }
 
 
@@ -481,6 +482,7 @@ def test_each_version_sends_the_bytes_it_was_pinned_with(
 ) -> None:
     from jurat.canonical import canonical_json, sha256_digest
     from jurat.judges._claims import render_claim
+    from jurat.judges._extract import render_extract
     from jurat.models._grounding import GroundedClaim
 
     monkeypatch.setattr("jurat.judges._prompts.secrets.token_hex", lambda _n: "5eed5eed5eed5eed")
@@ -511,6 +513,7 @@ def test_each_version_sends_the_bytes_it_was_pinned_with(
             "input": "the question", "target": Untrusted("the reference", "reference")}), found),
         render_equivalence(both),
         render_claim(GroundedClaim(id="k", artifact="x", text="claims"), art, bundle),
+        render_extract(art, 4),
     ]
     digests = {p.prompt_id: sha256_digest(canonical_json(p)) for p in rendered}
     assert digests == PINNED_PROMPTS

@@ -292,7 +292,7 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred, PREDICATE_FIELDS, "predicate")
     _fields(pred["campaign"], CAMPAIGN_FIELDS, "campaign")
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
-    _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped"})
+    _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped", *WORK_INPUTS})
     _fields(pred["review"], REVIEW_FIELDS, "review")
     _fields(pred["decision"], set(DECISION_FIELDS), "decision",
             optional={"adjudicated", "independent_families", "curtailment", "grounding"})
@@ -978,6 +978,10 @@ GROUNDING_FIELDS = {"claims", "coverage", "contradiction_rate", "gate", "reasons
                     "unevidenced_material"}
 CLAIM_FIELDS = {"id", "weight", "material", "label", "judge_labels", "agreement_votes",
                 "evidence"}
+#: §6.4: the inputs of claims from the work, absent when there are none; §8.10: the two
+#: members a claim from the work has in decision.grounding.claims beside CLAIM_FIELDS.
+WORK_INPUTS = {"claims", "claim_extraction"}
+WORK_FIELDS = {"origin", "sha256"}
 
 
 def claim_slot_label(slot: dict[str, Any] | None) -> str:
@@ -1006,15 +1010,20 @@ def repr_text(value: Any) -> str:
     return repr(float(value))
 
 
-def fold_grounding(policy: dict[str, Any], artifact: str,
-                   votes: list[dict[str, Any]]) -> dict[str, Any]:
-    """§8.10 rules 1-6: ``decision.grounding`` for the artifact."""
+def fold_grounding(policy: dict[str, Any], artifact: str, votes: list[dict[str, Any]],
+                   work: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """§8.10 rules 1-6: ``decision.grounding`` for the artifact; ``work``: ``inputs.claims``."""
     g = policy["grounding"]
     n = g["samples"]
-    claims = [c for c in g["claims"] if c["artifact"] == artifact]
-    if not claims:
+    work = work or []
+    claims = [c for c in g["claims"] if c["artifact"] == artifact] + work  # claim order
+    if not claims and "submitted_weight" not in g and "extract" not in g:
         raise FoldRefused(f"artifact {artifact!r} has no claim in policy.grounding")
+    if len({c["id"] for c in claims}) != len(claims):
+        raise FoldRefused(f"artifact {artifact!r} has a claim id twice")
     references = {r["id"]: r for r in g["references"]}
+    if any(ref not in references for c in work for ref in c["evidence"]):
+        raise FoldRefused("a claim from the work cites an unknown reference")
     records: list[dict[str, Any]] = []
     for claim in claims:
         judge_labels = {}
@@ -1029,7 +1038,8 @@ def fold_grounding(policy: dict[str, Any], artifact: str,
                         "material": claim["material"], "label": label,
                         "judge_labels": judge_labels,
                         "agreement_votes": share_text(top, len(judge_labels)),
-                        "evidence": evidence})
+                        "evidence": evidence,
+                        **{k: claim[k] for k in sorted(WORK_FIELDS) if "origin" in claim}})
     # Rule 5c (and rule 4's tail): material, and not (supported and citing evidence).
     missing = [c["id"] for c in records if c["material"]
                and not (c["label"] == "supported" and c["evidence"])
@@ -1098,11 +1108,12 @@ def compare_grounding(derived: dict[str, Any] | None, recorded: Any) -> list[str
     if not isinstance(claims, list) or len(claims) != len(derived["claims"]):
         return [*out, "decision.grounding.claims is not one object per claim of the artifact"]
     for mine, theirs in zip(derived["claims"], claims, strict=True):
-        if not isinstance(theirs, dict) or set(theirs) != CLAIM_FIELDS:
+        members = set(mine)  # CLAIM_FIELDS, and WORK_FIELDS for a claim from the work
+        if not isinstance(theirs, dict) or set(theirs) != members:
             out.append(f"decision.grounding claim {mine['id']} does not have §8.10's members")
             continue
         out += [f"decision.grounding claim {mine['id']}.{key}: recorded {theirs[key]!r}, "
-                f"re-derived {mine[key]!r}" for key in CLAIM_FIELDS
+                f"re-derived {mine[key]!r}" for key in sorted(members)
                 if not _same(mine[key], theirs[key], key == "weight")]
     return out
 
@@ -1217,7 +1228,8 @@ def derive(pred: dict[str, Any]) -> dict[str, Any]:
     derived = derive_decision(policy, pred["gates"], pred["votes"], pred["fold_rule"])
     if "grounding" in policy:
         derived = apply_grounding(derived, fold_grounding(policy, pred["artifact"]["id"],
-                                                          pred["votes"]))
+                                                          pred["votes"],
+                                                          pred["inputs"].get("claims")))
     return settle(derived, pred["review"]["adjudication"])
 
 

@@ -53,7 +53,7 @@ def rater_labels(statement: Statement) -> dict[str, str | None]:
     for judge in policy.judges:
         own = [v for v in predicate.votes if v.judge == judge.id]
         alone = decide(_alone(policy, judge.id), (), own, rule=predicate.fold_rule,
-                       artifact=predicate.artifact.id)
+                       artifact=predicate.artifact.id, claims=predicate.inputs.claims)
         labels[judge.id] = _label_of(policy.kind, alone, folded=False)
     labels[DECISION] = _label_of(policy.kind, predicate.decision, folded=True)
     return labels

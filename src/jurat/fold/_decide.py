@@ -36,6 +36,7 @@ from jurat.models import (
     RiskTier,
     Vote,
 )
+from jurat.models._grounding import WorkClaim
 
 #: The rule new decisions are folded with.
 FOLD_RULE = "jurat.fold/v2"
@@ -59,15 +60,18 @@ def decide(
     rule: str = FOLD_RULE,
     adjudication: Adjudication | None = None,
     artifact: str | None = None,
+    claims: Sequence[WorkClaim] = (),
 ) -> Decision:
     """Fold the recorded inputs of one artifact into its decision.
 
     ``adjudication`` (``review.adjudication`` of a later review) settles an escalated
     decision; it is applied after the panel's fold, by ``apply_adjudication``'s rules.
     ``artifact``: the artifact's id, which a grounded campaign needs to find its claims
-    (fold/_grounded.py); ignored without ``[grounding]``.
+    (fold/_grounded.py); ignored without ``[grounding]``. ``claims``: the artifact's claims
+    from the work (``inputs.claims`` of its receipt), labelled after the campaign's.
     """
-    decision = apply_grounding(policy, _decide(policy, gates, votes, rule), votes, artifact)
+    decision = apply_grounding(policy, _decide(policy, gates, votes, rule), votes, artifact,
+                               claims)
     if adjudication is None:
         return decision
     return apply_adjudication(decision, adjudication)

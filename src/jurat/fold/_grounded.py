@@ -19,9 +19,11 @@ from jurat.fold._grounding import ClaimFinding, GroundingThresholds, fold_claim,
 from jurat.models import Decision, Policy, Vote
 from jurat.models._grounding import (
     ClaimRecord,
+    GroundedClaim,
     GroundingEvidence,
     GroundingPolicy,
     GroundingRecord,
+    WorkClaim,
     claim_criterion,
 )
 
@@ -48,13 +50,23 @@ def _judge_samples(votes: Sequence[Vote], judge: str, criterion: str, n: int) ->
 
 
 def fold_grounding(
-    policy: Policy, grounding: GroundingPolicy, artifact: str, votes: Sequence[Vote]
+    policy: Policy, grounding: GroundingPolicy, artifact: str, votes: Sequence[Vote],
+    work: Sequence[WorkClaim] = (),
 ) -> GroundingRecord:
-    """Seed 000 grounding: the artifact's claims labelled, measured and gated."""
-    claims = grounding.claims_of(artifact)
-    if not claims:
+    """Seed 000 grounding: the artifact's claims labelled, measured and gated: the
+    campaign's, then those from the work (``work``: submitted, then extracted)."""
+    claims: list[GroundedClaim | WorkClaim] = [*grounding.claims_of(artifact), *work]
+    takes_work = grounding.submitted_weight is not None or grounding.extract is not None
+    if not claims and not takes_work:
         raise FoldInputError("grounding.claims", f"artifact {artifact!r} has no claims")
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise FoldInputError("inputs.claims", f"artifact {artifact!r} has a claim id twice")
     references = {r.id: r for r in grounding.references}
+    for i, item in enumerate(work):
+        unknown = [ref for ref in item.evidence if ref not in references]
+        if unknown:
+            raise FoldInputError(f"inputs.claims[{i}].evidence", f"unknown references {unknown}")
     records: list[ClaimRecord] = []
     findings: list[ClaimFinding] = []
     for claim in claims:
@@ -71,10 +83,13 @@ def fold_grounding(
                               span=r.span)
             for r in (references[ref] for ref in claim.evidence)
         )
+        origin = sha = None
+        if isinstance(claim, WorkClaim):
+            origin, sha = claim.origin, claim.sha256
         records.append(ClaimRecord(
             id=claim.id, weight=claim.weight, material=claim.material, label=panel.label,
             judge_labels=per_judge, agreement_votes=f"{panel.top}/{panel.samples}",
-            evidence=evidence,
+            evidence=evidence, origin=origin, sha256=sha,
         ))
         findings.append(ClaimFinding(id=claim.id, weight=claim.weight, label=panel.label,
                                      material=claim.material,
@@ -92,7 +107,8 @@ def fold_grounding(
 
 
 def apply_grounding(
-    policy: Policy, decision: Decision, votes: Sequence[Vote], artifact: str | None
+    policy: Policy, decision: Decision, votes: Sequence[Vote], artifact: str | None,
+    claims: Sequence[WorkClaim] = (),
 ) -> Decision:
     """The decision with its grounding recorded and the grounding gate applied.
 
@@ -102,10 +118,12 @@ def apply_grounding(
     """
     grounding = policy.grounding
     if grounding is None:
+        if claims:
+            raise FoldInputError("inputs.claims", "claims from the work need [grounding]")
         return decision
     if artifact is None:
         raise FoldInputError("artifact", "a grounded campaign's fold needs the artifact id")
-    record = fold_grounding(policy, grounding, artifact, votes)
+    record = fold_grounding(policy, grounding, artifact, votes, claims)
     why = [f"grounding: {r}" for r in record.reasons]
     update: dict[str, object] = {"grounding": record, "reasons": (*decision.reasons, *why)}
     if decision.kind == "criteria" and decision.rollout is not None:

@@ -80,9 +80,12 @@ def render_claim(claim: GroundedClaim, artifact: Artifact, bundle: EvidenceBundl
     from jurat.models._taint import data_block as _block
 
     nonce = _nonce(artifact.text, claim.text, *(i.excerpt for i in bundle.items))
+    # A claim from the work is the judged party's text (or a model's reading of it): data,
+    # in a block of its own, never a line of the prompt (docs/grounding.md).
+    text = claim.text if claim.origin == "campaign" else "\n" + _block("CLAIM", claim.text, nonce)
     user = _USER.format(
         claim_id=claim.id,
-        claim_text=claim.text,
+        claim_text=text,
         evidence=evidence_text(bundle, nonce, first="the output below"),
         candidate=_block("OUTPUT", artifact.text, nonce),
     )

@@ -474,20 +474,37 @@ class Engine:
         on_retry: OnRetry | None = None,
     ) -> RawResponse:
         """See ``complete_text``."""
+        text_prompt = Prompt(template_id="jurat/execution", version="caller", user=prompt)
+        return await self.complete_prompt(
+            config, text_prompt, key=execution_key(prompt), criterion="execution",
+            temperature=temperature, max_tokens=max_tokens, on_retry=on_retry)
+
+    async def complete_prompt(
+        self,
+        config: JudgeConfig,
+        prompt: Prompt,
+        *,
+        key: str,
+        criterion: str,
+        temperature: float,
+        max_tokens: int | None = None,
+        on_retry: OnRetry | None = None,
+    ) -> RawResponse:
+        """One call of ``prompt`` answered as text, with the engine's retries and limits:
+        the execution phase (``complete_text``) and the claim extraction
+        (runner/_work_claims.py). ``key`` and ``criterion`` are its replay record key."""
         judge = self.judge(config)
         judge.preflight()
-        digest = execution_key(prompt)
-        subject = Artifact(id="execution", sha256=digest, media_type="text/plain")
-        text_prompt = Prompt(template_id="jurat/execution", version="caller", user=prompt)
+        subject = Artifact(id=criterion, sha256=key, media_type="text/plain")
 
         def make_call(attempt: int) -> JudgeCall:
             return JudgeCall(
                 kind="text",
-                prompt=text_prompt,
+                prompt=prompt,
                 temperature=temperature,
                 max_tokens=max_tokens or config.max_tokens,
                 artifact=subject,
-                criterion="execution",
+                criterion=criterion,
                 attempt=attempt,
             )
 
@@ -495,7 +512,7 @@ class Engine:
             config,
             make_call,
             clock=time.monotonic,
-            record_key=(digest, "execution", 0),
+            record_key=(key, criterion, 0),
             on_retry=on_retry,
         )
         if out.error is not None:

@@ -119,7 +119,8 @@ def claim_samples(
     return [
         PlannedSample(judge=judge, criterion=claim_criterion(claim.id), sample=k, of=n,
                       kind="claim", claim=claim)
-        for claim in grounding.claims_of(artifact.id)
+        # The campaign's claims, then the work's (submitted, then extracted): the fold's order.
+        for claim in (*grounding.claims_of(artifact.id), *artifact.claims)
         for k in range(n)
     ]
 

@@ -51,6 +51,7 @@ from functools import cache
 from typing import Any, get_args
 
 from jurat.judges._claims import CLAIM_TEXTS
+from jurat.judges._extract import EXTRACT_TEXTS
 from jurat.judges._general import (
     GENERAL_DECISION_TEMPLATE,
     GENERAL_PAIRWISE_TEMPLATE,
@@ -283,6 +284,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         _REFERENCE_INTRO),
     "@".join(EQUIVALENCE_TEMPLATE): (_EQUIVALENCE_USER,),
     "jurat/claim-label@1": CLAIM_TEXTS,
+    "jurat/claim-extract@1": EXTRACT_TEXTS,
     "@".join(GENERAL_DECISION_TEMPLATE): (
         _GENERAL_SYSTEM, _TAG_LINE, _DECISION_USER, _SINGLE_INTRO),
     "@".join(GENERAL_PAIRWISE_TEMPLATE): (

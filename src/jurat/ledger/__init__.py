@@ -1,7 +1,8 @@
 """Append-only journal with a Merkle transparency log and signed checkpoints.
 
 Every step of an evaluation is an :class:`Entry` of one kind —
-``job_received``, ``sample_recorded``, ``transport_retry``,
+``job_received``, ``sample_recorded``, ``claims_extracted`` (a claim
+extraction's whole answer, docs/grounding.md), ``transport_retry``,
 ``evaluation_failed``, ``unresolved_disagreement``, ``decision``,
 ``receipt``, ``supersession`` — so transport retries, evaluation failures
 and unresolved disagreement stay distinguishable (seed 000).

@@ -25,6 +25,7 @@ __all__ = [
 EntryKind = Literal[
     "job_received",
     "sample_recorded",
+    "claims_extracted",
     "transport_retry",
     "transport_failed",
     "evaluation_failed",

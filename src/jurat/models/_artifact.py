@@ -3,6 +3,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
+from jurat.models._grounding import GroundedClaim
 from jurat.models._problems import Problem, raise_problems
 from jurat.models._taint import Untrusted
 
@@ -18,6 +19,9 @@ ARTIFACT_BYTES_CEILING = 32 * _MIB
 MAX_TESTS_BYTES = 1 * _MIB
 #: Hard ceiling a campaign may raise ``[intake] max_tests_bytes`` to.
 TESTS_BYTES_CEILING = 8 * _MIB
+#: Hard ceilings of ``[intake] max_claims`` and ``max_claim_chars`` (submitted claims).
+CLAIMS_CEILING = 64
+CLAIM_CHARS_CEILING = 2000
 
 
 class IntakeLimits(Frozen):
@@ -30,6 +34,10 @@ class IntakeLimits(Frozen):
     """Largest artifact in bytes: a file, inline text, each part of a pair, an input."""
     max_tests_bytes: int = Field(MAX_TESTS_BYTES, ge=1, le=TESTS_BYTES_CEILING)
     """Largest test file in bytes."""
+    max_claims: int = Field(16, ge=1, le=CLAIMS_CEILING)
+    """Most claims one artifact may submit (``claims = [...]``)."""
+    max_claim_chars: int = Field(500, ge=1, le=CLAIM_CHARS_CEILING)
+    """Longest submitted claim, in characters."""
 
 
 class ArtifactSpec(Frozen):
@@ -71,6 +79,10 @@ class ArtifactSpec(Frozen):
     upstream: tuple[str, ...] = Field((), max_length=8)
     """Files of its upstream (Stage 1/2) receipts, Sigstore bundles relative to the
     campaign file and inside its directory; checked against ``[upstream]`` (runner/_upstream.py)."""
+    claims: tuple[str, ...] = Field((), max_length=CLAIMS_CEILING)
+    """Short factual statements the contributor says the artifact makes (untrusted text),
+    labelled with the campaign's claims; capped by ``[intake] max_claims`` and
+    ``max_claim_chars``, and needing ``[grounding] submitted_weight``."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ArtifactSpec:
@@ -120,3 +132,6 @@ class Artifact(Frozen):
     upstream: tuple[str, ...] = ()
     """Its upstream receipt files as the campaign names them (``ArtifactSpec.upstream``),
     read and checked when its job starts; never sent to a judge."""
+    claims: tuple[GroundedClaim, ...] = ()
+    """Its claims from the work: those it submitted (intake), then those extracted from it
+    (the runner, before any claim is labelled). Untrusted text; never dumped to a receipt."""

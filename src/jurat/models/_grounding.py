@@ -20,7 +20,11 @@ from jurat.models._problems import Problem, close_match, duplicate_problems, rai
 
 __all__ = [
     "CLAIM_LABELS",
+    "WORK_CLAIM_PREFIXES",
     "CaptureRecord",
+    "ClaimExtract",
+    "ClaimExtraction",
+    "ClaimOrigin",
     "ClaimRecord",
     "ClaimTruth",
     "GroundedClaim",
@@ -28,13 +32,22 @@ __all__ = [
     "GroundingPolicy",
     "GroundingRecord",
     "ReferenceSpec",
+    "WorkClaim",
     "claim_criterion",
+    "work_claims",
     "grounding_problems",
 ]
 
 ClaimTruth = Literal["supported", "contradicted", "unresolved", "not_applicable"]
 """Seed 000's four claim classes, as a sim truth label."""
 CLAIM_LABELS: tuple[str, ...] = ("supported", "contradicted", "unresolved", "not_applicable")
+ClaimOrigin = Literal["campaign", "submitted", "extracted"]
+"""Who wrote a claim: the campaign file, the contributor with the artifact, or the
+extraction judge (docs/grounding.md, "Claims from the work")."""
+WorkOrigin = Literal["submitted", "extracted"]
+#: The id prefixes of claims from the work (``submitted.1``, ``extracted.1``): reserved, so
+#: no campaign claim of the same artifact can take one.
+WORK_CLAIM_PREFIXES = {"submitted": "submitted.", "extracted": "extracted."}
 
 #: Prefix of a claim's ``Vote.criterion``: claim votes live beside a kind's own votes.
 _CLAIM_PREFIX = "claim:"
@@ -139,6 +152,25 @@ class GroundedClaim(Frozen):
     """Ids of the references the claim is checked against."""
     truth: ClaimTruth | None = Field(None, exclude=True)
     """The sim judge's truth label; never dumped, so never in a digest or a receipt."""
+    origin: ClaimOrigin = Field("campaign", exclude=True)
+    """Who wrote it; a claim from the work is untrusted text, shown to a judge only as
+    delimited data and never dumped (its receipt record is ``WorkClaim``)."""
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class ClaimExtract(Frozen):
+    """``[grounding] extract``: claims decomposed from each artifact by a pinned judge
+    (seed 000, "Decompose factual statements into checkable claims")."""
+
+    judge: str = Field(min_length=1)
+    """Id of one of the campaign's ``[[judges]]``; asked once per artifact at temperature 0."""
+    max_claims: int = Field(8, ge=1, le=32)
+    """The most claims it may return; an answer with more is refused (schema_violation)."""
+    weight: float = Field(1.0, ge=0, allow_inf_nan=False)
+    """Weight of every extracted claim in coverage and contradiction rate."""
 
 
 class GroundingPolicy(Frozen):
@@ -160,8 +192,14 @@ class GroundingPolicy(Frozen):
     allow_private: tuple[str, ...] = Field((), exclude_if=lambda v: not v)
     """Exact origins of ``origins`` that may resolve to loopback or private addresses (a
     test server, an intranet wiki); never a range or a host without its port."""
-    claims: tuple[GroundedClaim, ...] = Field(min_length=1)
-    """The claims, each naming its artifact."""
+    claims: tuple[GroundedClaim, ...] = ()
+    """The campaign's claims, each naming its artifact; may be empty only when claims come
+    from the work (``submitted_weight`` or ``extract``)."""
+    submitted_weight: float | None = Field(None, ge=0, allow_inf_nan=False, exclude_if=_absent)
+    """Weight of each claim an artifact submits (``claims = [...]``); unset: artifacts may
+    not submit claims. Absent from the policy when unset, so older digests stand."""
+    extract: ClaimExtract | None = Field(None, exclude_if=_absent)
+    """The extraction judge, when claims are extracted from each artifact."""
 
     def claims_of(self, artifact: str) -> tuple[GroundedClaim, ...]:
         """The claims of one artifact, in file order."""
@@ -169,8 +207,13 @@ class GroundingPolicy(Frozen):
 
     @model_validator(mode="after")
     def _ids(self) -> GroundingPolicy:
-        raise_problems(grounding_problems(self.references, self.claims)
-                       + _origin_problems(self))
+        problems = grounding_problems(self.references, self.claims)
+        if not self.claims and self.submitted_weight is None and self.extract is None:
+            problems.append(Problem(("claims",), "a [grounding] table needs claims",
+                                    "add a [[grounding.claims]] entry, or set "
+                                    "submitted_weight = 1.0 or extract = { judge = \"…\" }"))
+        problems += _origin_problems(self)
+        raise_problems(problems)
         return self
 
 
@@ -232,6 +275,11 @@ def grounding_problems(
                 + (f"; did you mean {guess!r}?" if guess else ""),
                 f'evidence = ["{guess}"]' if guess else
                 "add a [[grounding.references]] entry with that id, or remove it"))
+    for index, claim in enumerate(claims):
+        if claim.id.startswith(tuple(WORK_CLAIM_PREFIXES.values())):
+            problems.append(Problem(("claims", index, "id"),
+                                    f"claim id {claim.id!r} starts with a prefix reserved for "
+                                    "claims from the work", f'id = "c-{claim.id}"'))
     problems += _weightless(claims)
     return problems
 
@@ -288,6 +336,52 @@ class ClaimRecord(Frozen):
     """Judges agreeing with the panel label, as ``top/n``."""
     evidence: tuple[GroundingEvidence, ...]
     """The references the claim cites."""
+    origin: WorkOrigin | None = Field(None, exclude_if=_absent)
+    """``submitted`` or ``extracted`` for a claim from the work; absent for the campaign's
+    own claims, so receipts written before claims came from the work keep their bytes."""
+    sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
+    """sha256 of a claim from the work's UTF-8 text (the text itself is untrusted and never
+    in a receipt); absent for the campaign's claims, whose text is in the policy."""
+
+
+class WorkClaim(Frozen):
+    """A claim from the work as a fold input (``predicate.inputs.claims``): everything the
+    fold reads of it, its text only by digest (docs/receipt-format.md §6.4, §8.10)."""
+
+    id: str = Field(min_length=1, max_length=128, pattern=_ID)
+    """``submitted.<n>`` or ``extracted.<n>``, 1-based in the order given or extracted."""
+    origin: WorkOrigin
+    """Who wrote it: the contributor (``submitted``) or the extraction judge (``extracted``)."""
+    sha256: str = Field(pattern=_SHA256)
+    """sha256 of its UTF-8 text."""
+    weight: float = Field(ge=0, allow_inf_nan=False)
+    """Its weight: ``[grounding] submitted_weight`` or ``extract.weight``."""
+    material: bool = False
+    """Never material: the campaign did not read it before it was judged."""
+    evidence: tuple[str, ...] = ()
+    """The reference ids it is checked against: every ``[[grounding.references]]`` entry."""
+
+
+class ClaimExtraction(Frozen):
+    """``predicate.inputs.claim_extraction``: the extraction call the extracted claims come
+    from, bound by digest (its full answer is in the ledger's ``claims_extracted`` entry)."""
+
+    judge: str
+    """The extraction judge's id in the panel."""
+    model: str
+    """Its pinned model."""
+    returned_model: str | None
+    """The model the endpoint said answered, when it said."""
+    prompt_id: str
+    """``jurat/claim-extract@1``."""
+    output_sha256: str = Field(pattern=_SHA256)
+    """sha256 of the answer's exact bytes (UTF-8) as the ledger records them."""
+    claims: int = Field(ge=0)
+    """How many claims it returned."""
+    replay_fidelity_level: Literal["RF-1"]
+    """Always RF-1 (docs/receipt-format.md §6.1): the claims are bound by the recorded
+    answer's digest and the votes on them replay, but a model's extraction itself does not
+    reproduce (the extraction judge is an API model; deterministic ones cannot extract)."""
 
 
 class GroundingRecord(Frozen):
@@ -306,3 +400,16 @@ class GroundingRecord(Frozen):
     """Every threshold rule that fired."""
     unevidenced_material: tuple[str, ...]
     """Material claims not supported with evidence (when evidence is required)."""
+
+
+def work_claims(claims: Sequence[GroundedClaim]) -> tuple[WorkClaim, ...]:
+    """An artifact's claims from the work as the fold reads them: text by digest only."""
+    from jurat.canonical import sha256_digest
+
+    out = []
+    for claim in claims:
+        assert claim.origin != "campaign", "a campaign claim is in the policy"
+        out.append(WorkClaim(id=claim.id, origin=claim.origin, sha256=sha256_digest(claim.text),
+                             weight=claim.weight, material=claim.material,
+                             evidence=claim.evidence))
+    return tuple(out)

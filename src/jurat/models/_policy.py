@@ -300,8 +300,28 @@ class Policy(Frozen):
         raise_problems(policy_problems(
             self.kind, has_rubric=self.rubric is not None, has_criteria=self.criteria is not None,
             judge_ids=[j.id for j in self.judges]) + grounding_kind_problems(
-                self.kind, self.grounding is not None) + family_problems(self.judges))
+                self.kind, self.grounding is not None) + family_problems(self.judges)
+            + extract_judge_problems(self.grounding, self.judges))
         return self
+
+
+def extract_judge_problems(grounding: GroundingPolicy | None,
+                           judges: Sequence[JudgeConfig]) -> list[Problem]:
+    """``[grounding] extract.judge`` names a judge of the panel that is a model: a seeded or
+    stub judge has no text of its own to decompose an artifact with (docs/grounding.md)."""
+    if grounding is None or grounding.extract is None:
+        return []
+    name = grounding.extract.judge
+    judge = next((j for j in judges if j.id == name), None)
+    if judge is None:
+        return [Problem(("grounding", "extract", "judge"),
+                        f"extract.judge {name!r} is not one of the campaign's [[judges]]",
+                        f'judge = "{judges[0].id}"' if judges else "add a [[judges]] entry")]
+    if judge.provider in ("sim", "replay") or judge.provider.startswith("stub:"):
+        return [Problem(("grounding", "extract", "judge"),
+                        f"extract.judge {name!r} is a {judge.provider} judge, which cannot "
+                        "extract claims", "name an openai-compat or anthropic judge")]
+    return []
 
 
 def grounding_kind_problems(kind: str, grounded: bool) -> list[Problem]:

@@ -14,6 +14,7 @@ import pydantic
 from pydantic import ConfigDict, Field
 
 from jurat.models import Adjudication, Decision, Frozen, GateOutcome, Policy, Vote
+from jurat.models._grounding import ClaimExtraction, WorkClaim
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://jurat.dev/decision/v1"
@@ -125,6 +126,12 @@ class InputsPart(Frozen):
     judges_skipped: str | None = Field(None, exclude_if=lambda why: why is None)
     """Why no judge was asked (a veto, a settled pair, a subject without output); absent
     when they were asked, so receipts made before the field existed stay in normal form."""
+    claims: tuple[WorkClaim, ...] = Field((), max_length=256, exclude_if=lambda c: not c)
+    """The artifact's claims from the work (submitted, then extracted), by digest: a fold
+    input (docs/receipt-format.md §8.10); absent when there are none, as in every receipt
+    made before claims came from the work."""
+    claim_extraction: ClaimExtraction | None = Field(None, exclude_if=_absent)
+    """The extraction call its extracted claims come from; absent without extraction."""
     target_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
     """sha256 of the reference answer (``target``) a criteria artifact's judges compared its
     output with: operator material, so its digest and never its text; absent without one."""

@@ -38,7 +38,7 @@ def adjudicated_statement(previous: Statement, *, version: int, supersedes: str,
             f"review version {version} does not follow version {predicate.review.version}")
     decision = decide(predicate.campaign.policy, predicate.gates, predicate.votes,
                       rule=predicate.fold_rule, adjudication=adjudication,
-                      artifact=predicate.artifact.id)
+                      artifact=predicate.artifact.id, claims=predicate.inputs.claims)
     review = ReviewPart(version=version, supersedes=supersedes, adjudication=adjudication)
     updated = predicate.model_copy(update={"decision": decision, "review": review})
     return previous.model_copy(update={"predicate": updated})

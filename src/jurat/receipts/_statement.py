@@ -45,6 +45,7 @@ from jurat.models import (
     policy_digest,
     record_digest,
 )
+from jurat.models._grounding import ClaimExtraction, work_claims
 from jurat.models._prompt_ids import PROMPT_DERIVED_FROM
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement, sign_payload
 from jurat.receipts._keys import PrivateKey
@@ -82,6 +83,7 @@ INPUT_KEYS = (
     "upstream_receipts",
     "evidence_bundle",
     "judges_skipped",
+    "claim_extraction",
 )
 
 
@@ -170,6 +172,10 @@ def _inputs(
             ),
         ),
         judges_skipped=given.get("judges_skipped"),
+        # The artifact's own claims from the work, by digest (its text stays out).
+        claims=work_claims(artifact.claims),
+        claim_extraction=(None if given.get("claim_extraction") is None else
+                          ClaimExtraction.model_validate(given["claim_extraction"])),
         # The artifact's own, read at intake: no caller's inputs can pin another reference.
         target_sha256=(artifact.target.sha256.removeprefix("sha256:")
                        if artifact.target is not None else None),
@@ -426,4 +432,5 @@ def rederive_predicate(predicate: DecisionPredicate) -> Decision:
         rule=predicate.fold_rule,
         adjudication=predicate.review.adjudication,
         artifact=predicate.artifact.id,
+        claims=predicate.inputs.claims,
     )

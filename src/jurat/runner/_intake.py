@@ -22,6 +22,7 @@ from jurat.canonical import canonical_json, sha256_digest
 from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted
+from jurat.models._grounding import WORK_CLAIM_PREFIXES, GroundedClaim
 
 __all__ = [
     "check_destinations",
@@ -111,6 +112,40 @@ def intake_artifact(
     return intake_spec(campaign, campaign.artifacts[index], f"artifacts[{index}]", cache=cache)
 
 
+def submitted_claims(campaign: Campaign, spec: ArtifactSpec, where: str
+                     ) -> tuple[GroundedClaim, ...]:
+    """The claims an artifact submits, as claims of the work (seed 000, "Factual grounding":
+    every factual statement is a checkable claim): ``submitted.<n>``, of the campaign's
+    ``submitted_weight``, checked against every reference, never material. Untrusted text:
+    a judge sees it only as delimited data, a receipt only its digest."""
+    if not spec.claims:
+        return ()
+    grounding = campaign.policy.grounding
+    if grounding is None or grounding.submitted_weight is None:
+        raise CampaignError("this campaign does not take submitted claims",
+                            file=campaign.source, field=f"{where}.claims",
+                            fix="set [grounding] submitted_weight = 1.0, or remove claims")
+    limits = campaign.intake
+    if len(spec.claims) > limits.max_claims:
+        raise CampaignError(f"{len(spec.claims)} claims, more than [intake] max_claims "
+                            f"{limits.max_claims}", file=campaign.source, field=f"{where}.claims",
+                            fix=f"submit at most {limits.max_claims} claims, or raise "
+                                "[intake] max_claims")
+    for index, text in enumerate(spec.claims):
+        if not text.strip() or len(text) > limits.max_claim_chars:
+            raise CampaignError(
+                f"claim {index + 1} is {'empty' if not text.strip() else f'{len(text)} chars'}",
+                file=campaign.source, field=f"{where}.claims[{index}]",
+                fix=f"a short statement of 1 to {limits.max_claim_chars} characters "
+                    "([intake] max_claim_chars)")
+    prefix = WORK_CLAIM_PREFIXES["submitted"]
+    evidence = tuple(r.id for r in grounding.references)
+    return tuple(
+        GroundedClaim(id=f"{prefix}{n}", artifact=spec.id, text=text,
+                      weight=grounding.submitted_weight, evidence=evidence, origin="submitted")
+        for n, text in enumerate(spec.claims, 1))
+
+
 def intake_spec(
     campaign: Campaign, spec: ArtifactSpec, where: str, *, cache: dict[str, str] | None = None
 ) -> Artifact:
@@ -143,6 +178,7 @@ def intake_spec(
               "task": spec.task, "tests": tests, "upstream": spec.upstream}
     if spec.target is not None or spec.target_path is not None:
         common["target"] = _target(campaign, spec, where, read_artifact)
+    common["claims"] = submitted_claims(campaign, spec, where)
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
             a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")

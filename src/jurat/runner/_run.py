@@ -71,6 +71,7 @@ from jurat.models import (
     policy_digest,
 )
 from jurat.models._artifact import IntakeLimits
+from jurat.models._grounding import work_claims
 from jurat.receipts import (
     PrivateKey,
     decision_statement,
@@ -95,6 +96,7 @@ from jurat.runner._job import (
 from jurat.runner._reference_evidence import reference_evidence
 from jurat.runner._rerun import execution_job, judged_job
 from jurat.runner._upstream import RunUpstream
+from jurat.runner._work_claims import claims_identity, with_extracted_claims
 
 if TYPE_CHECKING:
     from jurat.checks import CheckPool
@@ -212,7 +214,8 @@ class JobRunner:
         (default: ``job_identity``) and receipt inputs that replace the run's defaults
         (``assignment``, the verified ``upstream_receipts``)."""
         if job is None:
-            job = job_identity(self.policy_sha256, artifact, self.policy, self.options.attempt)
+            job = claims_identity(job_identity(self.policy_sha256, artifact, self.policy,
+                                               self.options.attempt), artifact)
         run_id = self.options.run_id
         fresh: tuple[Execution, bool] | None = None
         base = job
@@ -380,9 +383,18 @@ class JobRunner:
         skipped = judges_skipped(self.policy, gates)
         drawn: list[Vote] = []
         votes = recorded
+        extraction: dict[str, JsonValue] | None = None
         if skipped is None:
+            async def extracted(payload: dict[str, JsonValue]) -> None:
+                await self._append("claims_extracted", job, artifact, payload)
+
+            # Before any claim is labelled; a job that has its extraction reuses it.
+            artifact, extraction = await with_extracted_claims(
+                self.policy, artifact, self.engine,
+                list(self.ledger.entries(job_id=job, kind="claims_extracted")), extracted)
             votes = await self._judge(job, artifact, bundle, gates, recorded, drawn)
-        decision = decide(self.policy, gates, votes, artifact=artifact.id)
+        decision = decide(self.policy, gates, votes, artifact=artifact.id,
+                          claims=work_claims(artifact.claims))
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
         ):
@@ -396,6 +408,8 @@ class JobRunner:
         }
         if skipped is not None:
             inputs["judges_skipped"] = skipped
+        if extraction is not None:
+            inputs["claim_extraction"] = extraction
         statement = decision_statement(
             policy=self.policy, artifact=artifact, gates=gates, votes=votes, decision=decision,
             bundle=bundle, review_version=slot.version, supersedes=slot.supersedes,
@@ -458,7 +472,8 @@ class JobRunner:
         votes = list(predicate.votes)
         # The rule the receipt names: a jurat.fold/v1 receipt reports its v1 decision.
         decision = decide(self.policy, gates, votes, rule=predicate.fold_rule,
-                          adjudication=predicate.review.adjudication, artifact=artifact.id)
+                          adjudication=predicate.review.adjudication, artifact=artifact.id,
+                          claims=predicate.inputs.claims)
         return JobResult(artifact=artifact, decision=decision, votes=votes, gates=gates,
                          receipt_path=str(path), review_version=predicate.review.version,
                          reused=True, drawn_cost=job_cost(self.policy, [], None),
