@@ -292,7 +292,16 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred, PREDICATE_FIELDS, "predicate")
     _fields(pred["campaign"], CAMPAIGN_FIELDS, "campaign")
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
-    _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped", *WORK_INPUTS})
+    _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped",
+                                                               "explanation_sha256",
+                                                               *WORK_INPUTS})
+    _fields(pred["inputs"]["task"], {"id", "version"}, "inputs.task",
+            optional={"statement_sha256"})
+    for where, digest in (("inputs.explanation_sha256", pred["inputs"].get("explanation_sha256")),
+                          ("inputs.task.statement_sha256",
+                           pred["inputs"]["task"].get("statement_sha256"))):
+        if digest is not None and not (isinstance(digest, str) and HEX64.match(digest)):
+            raise DocVerifyError(4, f"{where} is present but not a sha256 digest")  # §6.4
     _fields(pred["review"], REVIEW_FIELDS, "review")
     _fields(pred["decision"], set(DECISION_FIELDS), "decision",
             optional={"adjudicated", "independent_families", "curtailment", "grounding"})

@@ -29,7 +29,11 @@ from pathlib import Path, PurePosixPath
 from jurat.campaign._toml_lines import TomlLines
 from jurat.errors import CampaignError
 from jurat.models import Campaign
-from jurat.models._artifact import ARTIFACT_BYTES_CEILING, TESTS_BYTES_CEILING
+from jurat.models._artifact import (
+    ARTIFACT_BYTES_CEILING,
+    EXPLANATION_BYTES_CEILING,
+    TESTS_BYTES_CEILING,
+)
 
 __all__ = [
     "MAX_CAMPAIGN_BYTES",
@@ -51,7 +55,8 @@ __all__ = [
 MAX_CAMPAIGN_BYTES = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
 #: The ``[intake]`` keys that raise a cap, and how far they may raise it.
-_CEILINGS = {"max_artifact_bytes": ARTIFACT_BYTES_CEILING, "max_tests_bytes": TESTS_BYTES_CEILING}
+_CEILINGS = {"max_artifact_bytes": ARTIFACT_BYTES_CEILING, "max_tests_bytes": TESTS_BYTES_CEILING,
+             "max_explanation_bytes": EXPLANATION_BYTES_CEILING}
 _ESCAPE_FIX = (
     "keep the file inside the campaign directory: copy it in rather than link to it, and "
     "name it relative to the campaign file without '..'"

@@ -122,6 +122,7 @@ def campaign_from_dict(
         "artifacts": data.get("artifacts", []),
         "datasets": data.get("datasets", []),
         "intake": data.get("intake", {}),
+        "tasks": data.get("tasks", []),
         "upstream": data.get("upstream"),
         "monitor": data.get("monitor", {}),
         "source": source,
@@ -214,7 +215,7 @@ def _unknown_table(name: str, lines: TomlLines) -> Found:
     if guess is not None:
         # judges and artifacts are arrays of tables: [[judges]], whatever was written.
         inner = written.strip("[]").replace(name, guess, 1)
-        arrays = ("judges", "artifacts", "datasets")
+        arrays = ("judges", "artifacts", "datasets", "tasks")
         suggestion = f"[[{inner}]]" if guess in arrays else f"[{inner}]"
         return Found((name,), f"{message}; did you mean {suggestion}?",
                      f"rename it to {suggestion}")

@@ -25,6 +25,7 @@ from jurat.models._judge import JudgeConfig
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import CriteriaSuite, EquivalencePolicy, Rubric
 from jurat.models._problems import Loc, Problem, close_match, dotted
+from jurat.models._task import TaskSpec
 
 __all__ = ["CAMPAIGN_KEYS", "TABLES", "Found", "keys_of", "home_of", "toml_loc", "translate",
            "unknown_key"]
@@ -42,7 +43,7 @@ CAMPAIGN_KEYS = (
 #: The tables a campaign file may hold.
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
-    "artifacts", "datasets", "upstream", "grounding", "monitor",
+    "artifacts", "datasets", "upstream", "grounding", "monitor", "tasks",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -55,6 +56,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[subject]": (*JudgeConfig.model_fields, "prompt"),
     "[[judges]]": tuple(JudgeConfig.model_fields),
     "[[artifacts]]": tuple(ArtifactSpec.model_fields),
+    "[[tasks]]": tuple(TaskSpec.model_fields),
     "[[datasets]]": tuple(DatasetSpec.model_fields),
     "[upstream]": tuple(UpstreamTrust.model_fields),
     "[monitor]": tuple(MonitorBounds.model_fields),

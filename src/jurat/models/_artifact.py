@@ -22,6 +22,10 @@ TESTS_BYTES_CEILING = 8 * _MIB
 #: Hard ceilings of ``[intake] max_claims`` and ``max_claim_chars`` (submitted claims).
 CLAIMS_CEILING = 64
 CLAIM_CHARS_CEILING = 2000
+#: Default cap on one contributor explanation: a few pages of prose, not a second artifact.
+MAX_EXPLANATION_BYTES = 64 * 1024
+#: Hard ceiling a campaign may raise ``[intake] max_explanation_bytes`` to.
+EXPLANATION_BYTES_CEILING = 1 * _MIB
 
 
 class IntakeLimits(Frozen):
@@ -38,6 +42,8 @@ class IntakeLimits(Frozen):
     """Most claims one artifact may submit (``claims = [...]``)."""
     max_claim_chars: int = Field(500, ge=1, le=CLAIM_CHARS_CEILING)
     """Longest submitted claim, in characters."""
+    max_explanation_bytes: int = Field(MAX_EXPLANATION_BYTES, ge=1, le=EXPLANATION_BYTES_CEILING)
+    """Largest contributor explanation in bytes (``explanation`` or ``explanation_path``)."""
 
 
 class ArtifactSpec(Frozen):
@@ -75,7 +81,12 @@ class ArtifactSpec(Frozen):
     contributor: str | None = None
     """Who submitted it."""
     task: str | None = None
-    """Task or test-case id it answers."""
+    """Task or test-case id it answers; with ``[[tasks]]``, one of their ids."""
+    explanation: str | None = None
+    """The contributor's explanation of the work, inline (untrusted; capped by ``[intake]
+    max_explanation_bytes``)."""
+    explanation_path: str | None = None
+    """File holding ``explanation``, inside the campaign directory."""
     upstream: tuple[str, ...] = Field((), max_length=8)
     """Files of its upstream (Stage 1/2) receipts, Sigstore bundles relative to the
     campaign file and inside its directory; checked against ``[upstream]`` (runner/_upstream.py)."""
@@ -94,6 +105,10 @@ class ArtifactSpec(Frozen):
         if self.target is not None and self.target_path is not None:
             raise_problems([Problem(("target",), "give either target or target_path, not both",
                                     "keep one of target = … and target_path = …")])
+        if self.explanation is not None and self.explanation_path is not None:
+            raise_problems([Problem(("explanation",),
+                                    "give either explanation or explanation_path, not both",
+                                    "keep one of explanation = … and explanation_path = …")])
         if not single and not pair and self.input is None:
             raise_problems([Problem(
                 (), "the artifact has no content: give path, text, input, or a and b",
@@ -129,6 +144,12 @@ class Artifact(Frozen):
     """Who submitted it."""
     task: str | None = None
     """Task id."""
+    task_statement: str | None = None
+    """The statement of its ``[[tasks]]`` entry (the operator's), when the campaign has tasks;
+    sent to judges as delimited data, bound by digest (``inputs.task.statement_sha256``)."""
+    explanation: Untrusted | None = None
+    """The contributor's explanation (origin ``contributor``): only a data block of a prompt
+    and its digest (``inputs.explanation_sha256``) leave jurat."""
     upstream: tuple[str, ...] = ()
     """Its upstream receipt files as the campaign names them (``ArtifactSpec.upstream``),
     read and checked when its job starts; never sent to a judge."""

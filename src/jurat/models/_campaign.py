@@ -10,6 +10,7 @@ from jurat.models._datasets import DatasetSpec
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
+from jurat.models._task import TaskSpec, task_problems
 from jurat.models._truth import SIM_LABELS
 
 #: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).
@@ -148,6 +149,10 @@ class Campaign(Frozen):
     """Directory relative paths are resolved against; no path may lead outside it."""
     intake: IntakeLimits = IntakeLimits()
     """Size caps intake applies (``[intake]``); not part of the policy or its digest."""
+    tasks: tuple[TaskSpec, ...] = ()
+    """The tasks artifacts answer (``[[tasks]]``); not part of the policy: each statement is
+    bound by its digest into the job identity and the receipt of every artifact that answers
+    it (models/_task.py)."""
     upstream: UpstreamTrust | None = None
     """Keys trusted for upstream receipts (``[upstream]``); not part of the policy or its
     digest, like ``intake``."""
@@ -175,6 +180,7 @@ class Campaign(Frozen):
             ([] if served else no_artifacts_problems(len(self.artifacts), len(self.datasets)))
             + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
+            + task_problems(self.tasks, [a.task for a in self.artifacts])
             + ([] if served else claim_artifact_problems(policy, self)))
         return self
 

@@ -174,6 +174,10 @@ class Rubric(Frozen):
     """Deterministic gates that veto acceptance when they do not pass."""
     criteria: tuple[Criterion, ...] = Field(min_length=1)
     """Weighted criteria; weights sum to 1."""
+    require_explanation: bool = Field(False, strict=True, exclude_if=lambda on: on is False)
+    """Every artifact must bring the contributor's explanation (refused at intake or
+    submission otherwise); left out of the policy's JSON when false, so policies written
+    before it existed keep their digest."""
 
     @model_validator(mode="after")
     def _weights(self) -> Rubric:

@@ -56,6 +56,9 @@ class TaskRef(Frozen):
     """The task or test-case id the artifact answers, when known."""
     version: str
     """``policy.task_version``."""
+    statement_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=lambda d: d is None)
+    """sha256 of the UTF-8 bytes of the task's statement (``[[tasks]]``) the judges read;
+    absent for a campaign without tasks, so receipts written before tasks keep their form."""
 
 
 def _absent(value: object) -> bool:
@@ -123,6 +126,10 @@ class InputsPart(Frozen):
     """Earlier receipts, by digest."""
     evidence_bundle: EvidencePart
     """The evidence bundle the judges saw."""
+    explanation_sha256: str | None = Field(None, pattern=_SHA256,
+                                           exclude_if=lambda d: d is None)
+    """sha256 of the UTF-8 bytes of the contributor's explanation the judges read; absent
+    when the artifact came without one (its text is never in a receipt)."""
     judges_skipped: str | None = Field(None, exclude_if=lambda why: why is None)
     """Why no judge was asked (a veto, a settled pair, a subject without output); absent
     when they were asked, so receipts made before the field existed stay in normal form."""

@@ -30,6 +30,7 @@ import pydantic
 from jurat.canonical import (
     canonical_json_value,
     loads_candidate,
+    sha256_digest,
 )
 from jurat.errors import ConfigError, ValidationError, VerificationError
 from jurat.fold import decide
@@ -153,7 +154,9 @@ def _inputs(
         assignment=given.get("assignment"),
         attempt=given.get("attempt"),
         job_id=given.get("job_id"),
-        task=TaskRef(id=given.get("task", artifact.task), version=policy.task_version),
+        task=TaskRef(id=given.get("task", artifact.task), version=policy.task_version,
+                     statement_sha256=None if artifact.task_statement is None
+                     else sha256_digest(artifact.task_statement)),
         contributor=given.get("contributor", artifact.contributor),
         upstream_receipts=tuple(
             UpstreamReceipt.model_validate(r) for r in given.get("upstream_receipts", ())
@@ -171,6 +174,9 @@ def _inputs(
                 for i in bundle.items
             ),
         ),
+        # The bytes the judges read, from the artifact alone (as its target's digest).
+        explanation_sha256=None if artifact.explanation is None
+        else artifact.explanation.sha256.removeprefix("sha256:"),
         judges_skipped=given.get("judges_skipped"),
         # The artifact's own claims from the work, by digest (its text stays out).
         claims=work_claims(artifact.claims),

@@ -14,7 +14,7 @@ from jurat.runner._intake import (
     intake_artifact,
     intake_spec,
 )
-from jurat.runner._job import JobResult, Progress, check_pool, job_cost
+from jurat.runner._job import JobResult, Progress, check_pool, context_digests, job_cost
 from jurat.runner._live import refuse_changed_policy
 from jurat.runner._proofs import write_proofs
 from jurat.runner._ray import TASK_NAME, check_ray_options, import_ray, run_on_ray
@@ -54,6 +54,7 @@ from jurat.runner._upstream import (
 )
 
 __all__ = [
+    "context_digests",
     "UPSTREAM_BYTES",
     "ALL_CONTROLS",
     "CONTROLS_FOR",

@@ -48,6 +48,7 @@ from jurat.runner._intake import (
     intake_artifact,
     intake_spec,
 )
+from jurat.runner._job import context_identity
 from jurat.runner._reference_evidence import reference_evidence
 from jurat.runner._upstream import artifact_upstream, stage_keys
 
@@ -254,7 +255,10 @@ class _Seen:
                        "give each artifact its own id, across [[artifacts]] and every dataset")
 
     def content_problem(self, artifact: Artifact) -> Problem | None:
-        first = self.contents.setdefault(bytes.fromhex(artifact.sha256), artifact.id)
+        # What the job is bound to: the content, and its task statement and explanation
+        # when it has them (two contributors' same code, explained apart, are two jobs).
+        first = self.contents.setdefault(
+            bytes.fromhex(context_identity(artifact.sha256, artifact)), artifact.id)
         if first == artifact.id:
             return None
         return Problem((), f"artifact {artifact.id!r} has the same content as {first!r} "

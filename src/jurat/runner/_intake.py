@@ -23,6 +23,7 @@ from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted
 from jurat.models._grounding import WORK_CLAIM_PREFIXES, GroundedClaim
+from jurat.models._task import resolve_task
 
 __all__ = [
     "check_destinations",
@@ -100,6 +101,59 @@ def _check_replay_files(campaign: Campaign) -> None:
             )
 
 
+def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
+                          cache: dict[str, str] | None) -> dict[str, Any]:
+    """The artifact's resolved ``task`` with its statement, and the contributor's
+    explanation, as ``Artifact`` fields; only those present, so that an artifact of a
+    campaign without tasks and without an explanation is the record it always was."""
+    fields: dict[str, Any] = {}
+    limits = campaign.intake
+    if campaign.tasks:
+        task = resolve_task(campaign.tasks, spec.task)
+        if isinstance(task, tuple):
+            raise CampaignError(task[0], file=campaign.source, field=f"{where}.task",
+                                fix=task[1], line=campaign_line(campaign.source, f"{where}.task"))
+        index = campaign.tasks.index(task)
+        fields["task"] = task.id
+        if task.statement is not None:
+            fields["task_statement"] = _inline(campaign, task.statement,
+                                               f"tasks[{index}].statement", "task statement")
+        else:
+            # One read per campaign: every artifact of a task shares its statement.
+            key = f"\0task {index}"
+            if cache is None or key not in cache:
+                text = read_text(campaign, task.path or "", f"tasks[{index}].path",
+                                 cap=limits.max_artifact_bytes, what="task statement",
+                                 key="max_artifact_bytes")
+                if cache is None:
+                    cache = {}
+                cache[key] = text
+            fields["task_statement"] = cache[key]
+    cap = limits.max_explanation_bytes
+    label = f"artifact {spec.id!r} explanation"
+    if spec.explanation_path is not None:
+        text = read_text(campaign, spec.explanation_path, f"{where}.explanation_path", cap=cap,
+                         what=label, key="max_explanation_bytes")
+    elif spec.explanation is not None:
+        text = spec.explanation
+        if len(text) > cap // 4 and len(text.encode("utf-8")) > cap:
+            raise too_large(campaign, f"{where}.explanation", label, cap,
+                            "max_explanation_bytes")
+    else:
+        text = ""
+    rubric = campaign.policy.rubric
+    if not text and rubric is not None and rubric.require_explanation:
+        field = f"{where}.explanation"
+        raise CampaignError(
+            f"artifact {spec.id!r} has no explanation, and [rubric] require_explanation is "
+            "set", file=campaign.source, field=field, line=campaign_line(campaign.source, field),
+            fix='add explanation = "…" or explanation_path = "explanation.md" (the '
+                "contributor's account of the work)")
+    if text:
+        fields["explanation"] = Untrusted(text, "contributor")
+    return fields
+
+
 def intake_artifact(
     campaign: Campaign, index: int, *, cache: dict[str, str] | None = None
 ) -> Artifact:
@@ -175,7 +229,8 @@ def intake_spec(
                      key="max_artifact_bytes")
 
     common: dict[str, Any] = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
-              "task": spec.task, "tests": tests, "upstream": spec.upstream}
+              "task": spec.task, "tests": tests, "upstream": spec.upstream,
+              **_task_and_explanation(campaign, spec, where, cache)}
     if spec.target is not None or spec.target_path is not None:
         common["target"] = _target(campaign, spec, where, read_artifact)
     common["claims"] = submitted_claims(campaign, spec, where)

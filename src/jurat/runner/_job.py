@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jurat._version import __version__
-from jurat.canonical import digest_json
+from jurat.canonical import digest_json, sha256_digest
 from jurat.errors import JuratError
 from jurat.fold import gate_veto
 from jurat.judges import CostSummary, PhaseCost, cost_summary, usd
@@ -184,14 +184,34 @@ def judges_skipped(policy: Policy, gates: list[GateOutcome]) -> str | None:
 
 
 def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:
-    """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt."""
-    base = job_id(artifact.sha256, policy.task_version, policy_sha256, f"jurat/{__version__}",
-                  attempt)
+    """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt;
+    and to the digests of the task statement and the contributor's explanation the judges
+    read, when there are any (``context_identity``)."""
+    base = context_identity(job_id(artifact.sha256, policy.task_version, policy_sha256,
+                                   f"jurat/{__version__}", attempt), artifact)
     if artifact.target is None:
         return base
     # Issue 28: a corrected reference answer is a new judgment, not the old receipt reused
     # under a digest its judges never compared with.
     return digest_json({"job": base, "target": artifact.target.sha256})
+
+
+def context_identity(base: str, artifact: Artifact) -> str:
+    """``base`` bound to the artifact's task statement and explanation digests; ``base``
+    itself when it has neither, so jobs made before tasks existed keep their ids."""
+    bound = context_digests(artifact)
+    return digest_json({"job": base, **bound}) if bound else base
+
+
+def context_digests(artifact: Artifact) -> dict[str, str]:
+    """The digests of what the judges read beside the artifact: its task statement and its
+    explanation (only those present)."""
+    out: dict[str, str] = {}
+    if artifact.task_statement is not None:
+        out["task_statement_sha256"] = sha256_digest(artifact.task_statement)
+    if artifact.explanation is not None:
+        out["explanation_sha256"] = artifact.explanation.sha256.removeprefix("sha256:")
+    return out
 
 
 def job_cost(policy: Policy, votes: Sequence[Vote], execution: Execution | None) -> CostSummary:

@@ -29,8 +29,9 @@ from typing import Any
 from pydantic import JsonValue
 
 from jurat._version import __version__
-from jurat.canonical import digest_json
+from jurat.canonical import digest_json, sha256_digest
 from jurat.models import Artifact, ArtifactSpec, Campaign
+from jurat.runner import context_digests
 from jurat.service._models import JobStatus
 
 __all__ = [
@@ -121,6 +122,11 @@ def job_identity(campaign: Campaign, policy_sha256: str, artifact: Artifact, *,
         "artifact": {"id": artifact.id, "sha256": artifact.sha256,
                      "media_type": artifact.media_type, "task": artifact.task},
         "upstream": [dict(u) for u in upstream],
+        # Only when it submitted claims: other claims are another judgment.
+        **({"claims": [sha256_digest(c.text) for c in artifact.claims]} if artifact.claims
+           else {}),
+        # Only when present: a job of a campaign without tasks keeps the id it always had.
+        **context_digests(artifact),
     })
 
 
@@ -142,6 +148,11 @@ def received_payload(policy_sha256: str, campaign: Campaign, artifact: Artifact,
             "artifact_id": submitted_id, "contributor": contributor, "assignment": assignment,
             "media_type": artifact.media_type, "task": artifact.task, "text": artifact.text,
             "upstream_receipts": [dict(u) for u in upstream],
+            # The contributor's claims, for re-intake on resume (the operator's ledger only).
+            **({"claims": [c.text for c in artifact.claims]} if artifact.claims else {}),
+            # The contributor's text, kept in the operator's ledger for re-intake on resume.
+            **({"explanation": artifact.explanation.reveal()}
+               if artifact.explanation is not None else {}),
         },
     }
 
@@ -150,7 +161,9 @@ def spec_of(service: dict[str, Any]) -> ArtifactSpec:
     """The artifact entry a recorded ``service`` object describes (for re-intake on resume)."""
     return ArtifactSpec(id=str(service["artifact_id"]), text=str(service["text"]),
                         media_type=service.get("media_type"), task=service.get("task"),
-                        contributor=service.get("contributor"))
+                        contributor=service.get("contributor"),
+                        claims=tuple(service.get("claims", ())),
+                        explanation=service.get("explanation"))
 
 
 def receipt_inputs(service: dict[str, Any]) -> dict[str, JsonValue]:

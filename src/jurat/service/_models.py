@@ -117,8 +117,17 @@ class ArtifactIn(Frozen):
     """The content as base64 of UTF-8 bytes (instead of ``text``)."""
     media_type: Annotated[MediaType, BeforeValidator(_unicode)] | None = None
     """``text/x-python`` runs the campaign's code checks; default ``text/plain``."""
+    claims: list[_Text] = Field(default_factory=list, max_length=64)
+    """Short factual statements the contributor says the artifact makes (untrusted text), for
+    a campaign whose ``[grounding]`` sets ``submitted_weight``; capped by its ``[intake]
+    max_claims`` and ``max_claim_chars`` (docs/grounding.md, "Claims from the work")."""
     task: _Text | None = Field(None, min_length=1, max_length=_ID_CHARS, pattern=_ID)
-    """The task or test-case id it answers."""
+    """The task or test-case id it answers; with ``[[tasks]]``, one of their ids (may be
+    left out when the campaign has one task)."""
+    explanation: _Text | None = Field(None, min_length=1, max_length=1024 * 1024)
+    """The contributor's explanation of the work (capped by the campaign's ``[intake]
+    max_explanation_bytes``): sent to the judges as delimited data, bound by digest into the
+    job identity and the receipt (``inputs.explanation_sha256``)."""
 
 
 class JobRequest(Frozen):

@@ -93,6 +93,27 @@ class Served:
     """Lines of the campaign's tests a rationale may not quote (``_test_lines``)."""
 
 
+def _context_refusal(served: Served, field: str, explained: bool) -> ServiceRefusal | None:
+    """A submission's task or explanation that intake refused, in words about the request
+    (never echoing what it sent); None for the artifact's own size, refused by the caller."""
+    campaign = served.campaign
+    if field == "artifact.task":
+        ids = [t.id for t in campaign.tasks if t.id is not None]
+        return ServiceRefusal(422, "artifact.task does not name one of this campaign's tasks",
+                              field="artifact.task",
+                              fix=f"set artifact.task to one of {', '.join(ids)}")
+    if field == "artifact.explanation":
+        cap = campaign.intake.max_explanation_bytes
+        if not explained:
+            return ServiceRefusal(422, "this campaign requires artifact.explanation",
+                                  field="artifact.explanation",
+                                  fix=f"send the contributor's explanation, 1 to {cap} bytes")
+        return ServiceRefusal(413, f"artifact.explanation is larger than this campaign's cap "
+                              f"of {cap} bytes", field="artifact.explanation",
+                              fix="send a shorter explanation")
+    return None
+
+
 def now_utc() -> str:
     """UTC now as RFC 3339 with microseconds and ``Z``: when an adjudication was made."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -347,12 +368,20 @@ class Service:
                                      field="artifact.content_base64",
                                      fix="base64-encode the UTF-8 bytes, or send text") from exc
         spec = ArtifactSpec(id=given.id, text=text, media_type=given.media_type or "text/plain",
-                            task=given.task, contributor=contributor)
+                            task=given.task, contributor=contributor, claims=tuple(given.claims),
+                            explanation=given.explanation)
         try:
             return intake_spec(served.campaign, spec, "artifact")
         except CampaignError as exc:
             if not (exc.field or "").startswith("artifact"):
                 raise  # the campaign's own files (its tests): the operator's problem, a 500
+            refused = _context_refusal(served, exc.field or "", given.explanation is not None)
+            if refused is not None:
+                raise refused from exc
+            if (exc.field or "").startswith("artifact.claims"):
+                # Intake's own words count and measure the claims and never quote them.
+                raise ServiceRefusal(422, exc.message, field=exc.field,
+                                     fix=exc.fix or "submit fewer, shorter claims") from exc
             # Intake's words name campaign files; say only what the submitter can change.
             limit = served.campaign.intake.max_artifact_bytes
             raise ServiceRefusal(413, f"the artifact is larger than this campaign's cap of {limit} "
