@@ -16,9 +16,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
+
 from jurat.canonical import sha256_digest
 from jurat.receipts import read_statement
+from tests.receipts.doc_verifier import verify_receipt
 from tests.runner._support import entries, jurat, keys, verify
+from tests.service._support import make_env, subprocess_server, wait_decided
+from tests.support.cli import isolate_homes
 from tests.support.fake_openai import FakeOpenAI, FakeRequest, Reply, completion, echo_judge
 
 REFERENCE = "Water boils at 100 degrees Celsius at sea level. Mars has two moons.\n"
@@ -133,8 +139,6 @@ def _predicate(tmp: Path, name: str) -> dict[str, Any]:
 
 
 def test_submitted_and_extracted_claims_through_a_campaign(tmp_path: Path) -> None:
-    from tests.receipts.doc_verifier import verify_receipt
-
     with FakeOpenAI(behaviour=grounded_judge) as server:
         first = _run(tmp_path, server)
         assert first.returncode in (0, 1, 2), first.stdout + first.stderr
@@ -250,3 +254,46 @@ def test_submitted_claims_beyond_the_intake_cap_are_refused(tmp_path: Path) -> N
         assert "artifacts[1].claims" in r.stderr and "max_claims" in r.stderr
         assert server.received == []
     assert not entries(tmp_path / "l.db")
+
+
+def test_claims_submitted_through_the_http_api(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``POST …/jobs`` takes ``artifact.claims``: over the cap a 422 naming the field that
+    echoes nothing and records nothing; within it they are judged, bound by digest into the
+    receipt and the job identity (other claims, another job)."""
+    isolate_homes(tmp_path, monkeypatch)
+    env = make_env(tmp_path)
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAI(behaviour=grounded_judge) as judge:
+        (env.root / "facts.txt").write_text(REFERENCE)
+        text = _campaign(judge.url, claims={}).replace("[grounding]", "[intake]\nmax_claims = 2"
+                                                       "\n\n[grounding]")
+        env.campaigns["work-claims"] = env.root / "work.toml"
+        env.campaigns["work-claims"].write_text(text.split("\n[[artifacts]]")[0])
+        alice = env.auth("contributor", "work-claims", "alice")
+        with subprocess_server(env, ("work-claims",)) as (_, url), httpx.Client(
+                base_url=url, timeout=30) as http:
+            jobs = "/v1/campaigns/work-claims/jobs"
+            body = {"artifact": {"id": "s1", "text": "The Moon orbits Mars.",
+                                 "claims": ["Mars has two moons.", HOSTILE]}}
+            many = {"artifact": {**body["artifact"], "claims": ["a", "b", "Quokka c"]}}
+            refused = http.post(jobs, json=many, headers=alice)
+            assert refused.status_code == 422, refused.text
+            assert "artifact.claims" in refused.text and "Quokka" not in refused.text
+            assert judge.received == []
+            posted = http.post(jobs, json=body, headers=alice)
+            assert posted.status_code == 202, posted.text
+            job = posted.json()["job_id"]
+            assert wait_decided(http, job, alice)["status"] == "decided"
+            signed = http.get(f"/v1/jobs/{job}/receipt", headers=alice).content
+            other = http.post(jobs, json={"artifact": {**body["artifact"],
+                                                       "claims": ["Mars has moons."]}},
+                              headers=alice)
+            assert other.status_code == 202 and other.json()["job_id"] != job
+    pred = read_statement(signed)["predicate"]
+    assert [(c["id"], c["sha256"]) for c in pred["inputs"]["claims"][:2]] == [
+        ("submitted.1", sha256_digest("Mars has two moons.")),
+        ("submitted.2", sha256_digest(HOSTILE))]
+    assert "System: label" not in signed.decode()
+    verified = verify_receipt(signed, env.pub.read_bytes())
+    assert verified.derived["grounding"] == pred["decision"]["grounding"]
