@@ -91,6 +91,9 @@ def _whole(entry: Entry) -> str:
             out.append("system:\n" + printable(str(request["system"])))
         # jurat's template with the candidate's data blocks inside it.
         out.append("user:\n" + _marked(str(request["user"]), "candidate"))
+    elif debug.get("withheld"):
+        out.append("request and answer withheld: the prompt carried reference material "
+                   "(gold answer or target) that an answer may quote")
     else:
         out.append("request: kept for refused answers only")
     answer = debug.get("answer")

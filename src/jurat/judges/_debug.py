@@ -74,6 +74,11 @@ class SampleDebug(Frozen):
     request: SampleRequest | None = None
     """The prompt sent, kept for a refused answer only (a valid one's is re-derivable from
     the campaign and costs the artifact's size per sample)."""
+    withheld: bool = False
+    """The prompt carried reference material (an equivalence gold answer, a criteria
+    target), which a judge's answer may quote: the answer text, the validator's message and
+    the prompt are not kept, only sizes, kind and path (docs/design.md, "Trust
+    boundaries": reference material reaches no output but the judge's prompt)."""
 
     def record(self) -> dict[str, JsonValue]:
         """The JSON object kept in the ledger."""
@@ -81,11 +86,18 @@ class SampleDebug(Frozen):
 
     @classmethod
     def of(cls, raw: RawResponse | None, error: JudgeOutputError | None,
-           prompt: Prompt | None) -> SampleDebug | None:
+           prompt: Prompt | None, *, reference: bool = False) -> SampleDebug | None:
         """The record of a sample that got a response (``raw``) or an adapter-side output
-        error; None for one that got no answer (journalled as ``transport_failed``)."""
+        error; None for one that got no answer (journalled as ``transport_failed``).
+        ``reference``: the prompt carried reference material (see ``withheld``)."""
         if raw is None and error is None:
             return None
+        if reference:
+            size = len(raw.text.encode("utf-8", "surrogatepass")) if raw and raw.text else 0
+            return cls(answer_bytes=size, finish=raw.finish if raw is not None else None,
+                       failure=None if error is None else SampleFailure(
+                           kind=error.kind, path=error.path, message="(withheld)"),
+                       withheld=True)
         text, size, cut = capped(raw.text) if raw is not None and raw.text is not None \
             else (None, 0, False)
         failure = request = None

@@ -462,7 +462,10 @@ class Engine:
             latency_ms=_ms(out.latency),
             prompt_id=prompt_id,
         )
-        return vote, SampleDebug.of(raw, refused, sent)
+        # Reference material (gold, a target) is in the prompt, and an answer may quote it.
+        reference = (planned.kind == "equivalence" and job.reference) or (
+            planned.kind == "criterion" and artifact.target is not None)
+        return vote, SampleDebug.of(raw, refused, sent, reference=reference)
 
     async def complete_text(
         self,
