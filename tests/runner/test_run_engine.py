@@ -69,7 +69,7 @@ class _Counted(Engine):
 def counted(monkeypatch: pytest.MonkeyPatch) -> type[_Counted]:
     _Counted.opened, _Counted.closed = [], []
     monkeypatch.setattr("jurat.runner._run.Engine", _Counted)
-    monkeypatch.setattr("jurat.judges._engine.Engine", _Counted)
+    monkeypatch.setattr("jurat.judges._calls.Engine", _Counted)
     return _Counted
 
 

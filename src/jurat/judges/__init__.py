@@ -16,6 +16,7 @@ from jurat.judges._bias import (
     first_position_ok,
 )
 from jurat.judges._breaker import BREAKER_CALLS, no_answer
+from jurat.judges._calls import complete_text, run_samples
 from jurat.judges._cost import (
     PHASES,
     CostSummary,
@@ -32,7 +33,7 @@ from jurat.judges._cost import (
     usd,
 )
 from jurat.judges._debug import RAW_CAP, SampleDebug, SampleFailure, SampleRequest
-from jurat.judges._engine import Engine, complete_text, limit_share, run_samples
+from jurat.judges._engine import Engine, limit_share
 from jurat.judges._factory import make_judge
 from jurat.judges._order import OrderedAnswer, OrderReversal, order_reversal, presentation_order
 from jurat.judges._plan import PlannedSample, judge_bundle, judge_pins, plan_samples

@@ -50,8 +50,9 @@ from jurat.models import Artifact, Campaign
 from jurat.receipts import PrivateKey
 from jurat.runner._datasets import Inventory, iter_placed
 from jurat.runner._ray_task import TaskInput, TaskOutput, key_pem, run_task
-from jurat.runner._run import RunOptions, artifacts_in_flight, still_as_checked
+from jurat.runner._run import RunOptions, artifacts_in_flight
 from jurat.runner._shards import Gathered, OnProgress, usable_workers
+from jurat.runner._stream import still_as_checked
 from jurat.runner._summary import RunTally
 
 __all__ = [

@@ -28,19 +28,18 @@ opened and closed by it, and passed in.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
 from jurat._version import __version__
 from jurat.canonical import digest_json
-from jurat.errors import ConfigError, IntakeError, JobIncomplete, JuratError
+from jurat.errors import ConfigError, JobIncomplete, JuratError
 from jurat.fold import decide
 from jurat.judges import (
     Engine,
@@ -93,8 +92,10 @@ from jurat.runner._job import (
     job_identity,
     judges_skipped,
 )
+from jurat.runner._outage import all_answered_somewhere, undecided_entry
 from jurat.runner._reference_evidence import reference_evidence
 from jurat.runner._rerun import execution_job, judged_job
+from jurat.runner._stream import still_as_checked, stream_jobs
 from jurat.runner._upstream import RunUpstream
 from jurat.runner._work_claims import claims_identity, with_extracted_claims
 
@@ -360,7 +361,7 @@ class JobRunner:
         votes = await self.engine.run_samples(
             self.policy, artifact, bundle, gates, existing=recorded, on_vote=on_vote,
             on_retry=on_retry, telemetry=self.telemetry, on_debug=on_debug)
-        _all_answered_somewhere(artifact, votes)
+        all_answered_somewhere(artifact, votes)
         for vote in outage:
             # Its judge answered other samples: seed 001's partial failure, an unsure vote.
             await self._append("sample_recorded", job, artifact,
@@ -398,7 +399,7 @@ class JobRunner:
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
         ):
-            kind, why = _undecided_entry(decision.reasons, votes)
+            kind, why = undecided_entry(decision.reasons, votes)
             await self._append(kind, job, artifact, why)
         await self._append("decision", job, artifact, decision.model_dump(mode="json"))
         slot = self._review_slot(artifact)
@@ -482,50 +483,6 @@ class JobRunner:
                          receipt_seq=receipt.seq)
 
 
-def _all_answered_somewhere(artifact: Artifact, votes: list[Vote]) -> None:
-    """Raise JobIncomplete when a judge got no answer for any of its samples of the job.
-
-    Such a job is not judged, so nothing is signed for it: its samples without an answer
-    were journalled (``transport_failed``) but never recorded as votes, and running the
-    same command again asks exactly those again (issue 27, "an outage is not a judgment").
-    """
-    asked: dict[str, Counter[str]] = {}
-    answered: set[str] = set()
-    for vote in votes:
-        if no_answer(vote.error):
-            asked.setdefault(vote.judge, Counter())[str(vote.error)] += 1
-        else:
-            answered.add(vote.judge)
-    silent = sorted(set(asked) - answered)
-    if silent:
-        judge = silent[0]
-        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(asked[judge].items()))
-        raise JobIncomplete(
-            f"artifact {artifact.id!r}: judge {judge} got no answer for any of its "
-            f"{asked[judge].total()} samples ({kinds}), so nothing was signed for it (fix: "
-            "check the judge's endpoint, then run the same command again: only the samples "
-            "without an answer are asked again)", judge=judge)
-
-
-def _undecided_entry(reasons: Iterable[str], votes: list[Vote]
-                     ) -> tuple[EntryKind, dict[str, JsonValue]]:
-    """The journal entry of a decision left to a person, by what left it undecided: seed
-    000, "transport retries, evaluation failures, and unresolved disagreement remain
-    distinguishable in the durable journal". Samples without an answer make it a
-    ``transport_failed``, else malformed or invalid answers an ``evaluation_failed``, else
-    the judges' disagreement (or a grounding or gate warning) an
-    ``unresolved_disagreement``; the errors are counted by kind."""
-    errors = Counter(vote.error for vote in votes if vote.error is not None)
-    transport = {kind: n for kind, n in sorted(errors.items()) if no_answer(kind)}
-    evaluation = {kind: n for kind, n in sorted(errors.items()) if not no_answer(kind)}
-    payload: dict[str, JsonValue] = {"reasons": list(reasons)}
-    if transport:
-        return "transport_failed", {**payload, "escalated": True, "errors": dict(transport)}
-    if evaluation:
-        return "evaluation_failed", {**payload, "escalated": True, "errors": dict(evaluation)}
-    return "unresolved_disagreement", payload
-
-
 def _write_receipt(path: Path, signed: bytes) -> None:
     """Write a receipt, and create its proof file, empty, if there is none yet.
 
@@ -552,60 +509,6 @@ def preflight(campaign: Campaign, engine: Engine) -> Inventory:
     inventory = check_artifacts(campaign)
     engine.preflight(campaign.policy, [inventory.first] if inventory.first else [])
     return inventory
-
-
-async def _stream(artifacts: Iterable[tuple[int, Artifact]], limit: int,
-                  job: Callable[[int, Artifact], Coroutine[Any, Any, None]]) -> None:
-    """``job(index, artifact)`` for each (index, artifact), at most ``limit`` at once.
-
-    The next artifact is read only when a job slot is free, so no more than ``limit``
-    artifacts are held. The first job that fails stops the stream: no new job starts, the
-    others are cancelled (what they recorded is durable; a rerun resumes it), and its
-    exception is raised. Cancelled itself (an interrupt), it cancels its jobs and waits
-    for them, so none outlives the run.
-    """
-    slots = asyncio.Semaphore(limit)
-    running: set[asyncio.Task[None]] = set()
-    failed: list[BaseException] = []
-
-    def finished(task: asyncio.Task[None]) -> None:
-        running.discard(task)
-        slots.release()
-        error = None if task.cancelled() else task.exception()
-        if error is not None:
-            failed.append(error)
-
-    try:
-        for index, artifact in artifacts:
-            await slots.acquire()
-            if failed:
-                break
-            task = asyncio.create_task(job(index, artifact))
-            running.add(task)
-            task.add_done_callback(finished)
-        while running and not failed:
-            await asyncio.wait(set(running), return_when=asyncio.FIRST_EXCEPTION)
-    finally:
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(set(running))
-    if failed:
-        raise failed[0]
-
-
-def still_as_checked(artifacts: Iterator[tuple[int, Artifact]]
-                     ) -> Iterator[tuple[int, Artifact]]:
-    """The artifacts, read again as the run goes; a file that no longer passes intake (a
-    dataset edited during the run) stops the run as a failure part-way (exit 4), not as an
-    input error (exit 3, which says nothing was written)."""
-    try:
-        yield from artifacts
-    except (ConfigError, IntakeError) as exc:
-        raise JuratError(
-            f"{exc.diagnostics()}\nthe campaign's files changed after they were checked; what "
-            "completed is in the ledger, and running the same command again resumes from it"
-        ) from exc
 
 
 async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger: Ledger,
@@ -653,5 +556,5 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
             deliver(await runner.run_one(artifact, **upstream.job(artifact)), index)
 
         mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
-        await _stream(mine, limit, job)
+        await stream_jobs(mine, limit, job)
     return [result for _, result in sorted(kept, key=lambda item: item[0])]
