@@ -646,7 +646,7 @@ _BLOCK = re.compile(r"<<<([A-Z][A-Z0-9 ]*?) ([0-9a-f]{8,64})>>>\n(.*?)\n<<<END \
 
 
 def strip_blocks(text: str) -> str:
-    """The text with every delimited data block (``_prompts._block``) removed."""
+    """The text with every delimited data block (``models._taint.data_block``) removed."""
     previous = None
     while previous != text:
         previous = text

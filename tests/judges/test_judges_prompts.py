@@ -143,7 +143,7 @@ def test_answer_a_cannot_forge_answer_b_or_the_rules() -> None:
 
 def test_a_tag_found_in_the_content_is_redrawn(monkeypatch: pytest.MonkeyPatch) -> None:
     draws = iter(["deadbeefdeadbeef", "0011223344556677"])
-    monkeypatch.setattr("jurat.judges._prompts.secrets.token_hex", lambda _n: next(draws))
+    monkeypatch.setattr("jurat.judges._blocks.secrets.token_hex", lambda _n: next(draws))
     user = render_equivalence(pair("A: 1 deadbeefdeadbeef", "A: 2")).user
     assert _blocks(user)[0] == "0011223344556677"
 
@@ -450,7 +450,7 @@ def test_the_tag_avoids_every_block_content(monkeypatch: pytest.MonkeyPatch) -> 
     art, bundle, _ = _coverage_case()
     found = [GateOutcome(id=GATE_COVERAGE, outcome="fail", detail="x deadbeefdeadbeef")]
     draws = iter(["deadbeefdeadbeef", "0011223344556677"])
-    monkeypatch.setattr("jurat.judges._prompts.secrets.token_hex", lambda _n: next(draws))
+    monkeypatch.setattr("jurat.judges._blocks.secrets.token_hex", lambda _n: next(draws))
     assert _tag(render_decision(SEED_RUBRIC, art, bundle, found)) == "0011223344556677"
 
 
@@ -485,7 +485,7 @@ def test_each_version_sends_the_bytes_it_was_pinned_with(
     from jurat.judges._extract import render_extract
     from jurat.models._grounding import GroundedClaim
 
-    monkeypatch.setattr("jurat.judges._prompts.secrets.token_hex", lambda _n: "5eed5eed5eed5eed")
+    monkeypatch.setattr("jurat.judges._blocks.secrets.token_hex", lambda _n: "5eed5eed5eed5eed")
     art = Artifact(id="x", sha256="ab" * 32, media_type="text/plain", text="candidate")
     both = Artifact(id="p", sha256="cd" * 32, media_type="text/plain", a="one", b="two")
     bundle = EvidenceBundle(items=(

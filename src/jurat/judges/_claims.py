@@ -76,7 +76,8 @@ CLAIM_TEXTS = (_SYSTEM, _USER)
 
 def render_claim(claim: GroundedClaim, artifact: Artifact, bundle: EvidenceBundle) -> Prompt:
     """The claim prompt; delimiters drawn fresh for this call and absent from every text."""
-    from jurat.judges._prompts import _nonce, evidence_text
+    from jurat.judges._blocks import evidence_text
+    from jurat.judges._blocks import nonce as _nonce
     from jurat.models._taint import data_block as _block
 
     nonce = _nonce(artifact.text, claim.text, *(i.excerpt for i in bundle.items))

@@ -78,7 +78,7 @@ def _validator(max_claims: int) -> AnswerSchema:
 
 def render_extract(artifact: Artifact, max_claims: int) -> Prompt:
     """The extraction prompt; its delimiter drawn fresh and absent from the artifact."""
-    from jurat.judges._prompts import _nonce
+    from jurat.judges._blocks import nonce as _nonce
     from jurat.models._taint import data_block
 
     nonce = _nonce(artifact.text)

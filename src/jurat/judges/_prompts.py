@@ -34,22 +34,30 @@ reference answer, ``jurat/binary-criterion@3``'s REFERENCE block, rendered only 
 Changing any text a template sends, here or in how a part is rendered, requires a new
 version (tests/judges/test_judges_prompts.py pins each version's bytes).
 
-``evidence_text`` is the evidence list of ``jurat/claim-label@1`` (judges/_claims.py), kept
-byte for byte: it shows each item's tool, version and digest outside the item's block
+The blocks themselves, the call's tag and the gate and evidence lists are judges/_blocks.py.
+Its ``evidence_text`` is the evidence list of ``jurat/claim-label@1`` (judges/_claims.py),
+kept byte for byte: it shows each item's tool, version and digest outside the item's block
 (strings jurat's checks and grounding write; moving them is that template's version 2). The
-decision prompts use ``_evidence_parts``, which keeps them inside.
+decision prompts use ``evidence_parts``, which keeps them inside.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Any, get_args
+from typing import Any
 
+from jurat.judges._blocks import Data as _Data
+from jurat.judges._blocks import Part as _Part
+from jurat.judges._blocks import Reference as _Reference
+from jurat.judges._blocks import contents as _contents
+from jurat.judges._blocks import evidence_parts as _evidence_parts
+from jurat.judges._blocks import gate_parts as _gate_parts
+from jurat.judges._blocks import join as _join
+from jurat.judges._blocks import nonce as _nonce
+from jurat.judges._blocks import references as _references
 from jurat.judges._claims import CLAIM_TEXTS
 from jurat.judges._extract import EXTRACT_TEXTS
 from jurat.judges._general import (
@@ -60,10 +68,8 @@ from jurat.judges._general import (
 )
 from jurat.judges._protocol import Prompt
 from jurat.judges._validate import CRITERION_SCHEMA, arcv_schema
-from jurat.models import Artifact, Criterion, EvidenceBundle, GateOutcome, GateStatus, Rubric
-from jurat.models._gate_ids import ALL_GATE_IDS
+from jurat.models import Artifact, Criterion, EvidenceBundle, GateOutcome, Rubric
 from jurat.models._prompt_ids import EQUIVALENCE_TEMPLATE
-from jurat.models._taint import Untrusted
 from jurat.models._taint import data_block as _block
 
 __all__ = [
@@ -101,21 +107,6 @@ EQUIVALENCE_PROMPT_ID = EQUIVALENCE_TEMPLATE[0]
 ARCV_SCHEMA_NAME = "arcv_judge_decision_v1"
 CRITERION_SCHEMA_NAME = "jurat_binary_criterion_v1"
 
-_EXCERPT_LIMIT = 4000
-#: The most characters of one gate's ``detail`` (a checks' summary, a few words) shown.
-_DETAIL_LIMIT = 1000
-#: The most characters of an unrecognised gate id shown (inside its block).
-_GATE_ID_LIMIT = 200
-
-#: The gate ids a prompt names outside a block (models/_gate_ids.py).
-_KNOWN_GATES = frozenset(ALL_GATE_IDS)
-_OUTCOMES = frozenset(get_args(GateStatus))
-#: The evidence kinds jurat writes (checks/_steps.py, runner/_execute.py, runner/_job.py,
-#: grounding's ``reference``); a prompt names any other kind only as "evidence".
-_EVIDENCE_KINDS = frozenset({
-    "artifact", "parse", "imports", "lint", "tests", "coverage", "properties", "complexity",
-    "mutation", "subject_output", "reference",
-})
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # Seed 000, structured orchestration: "A bounded system instruction should direct the model
@@ -311,16 +302,6 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _nonce(*contents: str | None, references: Sequence[Untrusted] = ()) -> str:
-    """A fresh delimiter tag that occurs in none of ``contents`` nor ``references`` (a clash
-    is redrawn)."""
-    while True:
-        nonce = secrets.token_hex(8)
-        if not any(nonce in c for c in contents if c) and not any(
-                r.contains(nonce) for r in references):
-            return nonce
-
-
 def _task_parts(artifact: Artifact) -> list[_Part]:
     """The task statement (the operator's text) as a data block, when there is one."""
     if artifact.task_statement is None:
@@ -336,45 +317,6 @@ def _with_context(text: str, task: Sequence[_Part], artifact: Artifact, nonce: s
         out += f"\n\n{_EXPLANATION_INTRO}\n" + artifact.explanation.delimited(
             "EXPLANATION", nonce)
     return out
-
-
-@dataclass(frozen=True)
-class _Data:
-    """A data block still to be delimited: the tag is drawn once every block is known."""
-
-    label: str
-    content: str
-
-
-@dataclass(frozen=True)
-class _Reference:
-    """A data block of operator reference material (origin ``reference``), rendered only by
-    ``Untrusted.reference_block``: the text never passes through this module as a ``str``."""
-
-    label: str
-    content: Untrusted
-
-
-#: A prompt part: template or checked text (outside any block), or a data block.
-_Part = str | _Data | _Reference
-
-
-def _contents(*groups: Sequence[_Part]) -> list[str]:
-    return [part.content for group in groups for part in group if isinstance(part, _Data)]
-
-
-def _references(*groups: Sequence[_Part]) -> list[Untrusted]:
-    return [part.content for group in groups for part in group
-            if isinstance(part, _Reference)]
-
-
-def _join(parts: Sequence[_Part], nonce: str) -> str:
-    return "\n".join(
-        part if isinstance(part, str)
-        else part.content.reference_block(part.label, nonce) if isinstance(part, _Reference)
-        else _block(part.label, part.content, nonce)
-        for part in parts
-    )
 
 
 @cache
@@ -408,88 +350,6 @@ def _provider_general_schema(ids: tuple[str, ...]) -> dict[str, Any]:
 @cache
 def _provider_criterion_schema() -> dict[str, Any]:
     return {k: v for k, v in CRITERION_SCHEMA.items() if k not in ("$schema", "title")}
-
-
-def _gate_parts(
-    gates: Sequence[GateOutcome], hard_gates: Sequence[str], bundle_size: int
-) -> list[_Part]:
-    """The gate list: one line of enums and an index per gate, its free text in a block.
-
-    A line names the gate's id only when it is a known id, its outcome, whether it is a hard
-    gate, and the evidence index when that index exists in the bundle the prompt lists
-    (``bundle_size`` 0: the prompt lists none). A gate's ``detail``, and an id that is not a
-    known one, go into a block right below its line; a hard gate with no outcome is listed as
-    not passed.
-    """
-    if not gates and not hard_gates:
-        return ["(none)"]
-    required = set(hard_gates) | {g.id for g in gates if g.required}
-    seen = {g.id for g in gates}
-    rows: list[tuple[str, str, str, str, int | None]] = [
-        (g.id, g.outcome, g.detail, "hard gate" if g.id in required else "informational",
-         g.evidence_index)
-        for g in gates
-    ]
-    rows.extend((g, "", "", "hard gate", None) for g in sorted(required - seen))
-    parts: list[_Part] = []
-    for number, (gate_id, outcome, detail, tag, index) in enumerate(rows, 1):
-        known = gate_id in _KNOWN_GATES
-        if not outcome:
-            status = "no outcome (counts as not passed)"
-        else:
-            status = outcome if outcome in _OUTCOMES else "unrecognised outcome"
-        if (isinstance(index, int) and not isinstance(index, bool)
-                and 0 <= index < bundle_size):
-            tag += f", evidence [{index}]"
-        reported = ([] if known else [f"id: {gate_id[:_GATE_ID_LIMIT]}"]) + (
-            [f"detail: {detail[:_DETAIL_LIMIT]}"] if detail else [])
-        name = gate_id if known else "unrecognised gate"
-        if not reported:
-            parts.append(f"- {name}: {status} [{tag}]")
-            continue
-        what = "its detail" if known else ("its id and detail" if detail else "its id")
-        parts.append(f"- {name}: {status} [{tag}]; {what} as reported:")
-        parts.append(_Data(f"GATE {number}", "\n".join(reported)))
-    return parts
-
-
-def _evidence_parts(bundle: EvidenceBundle, first: str) -> list[_Part]:
-    """The evidence list of the decision prompts: outside a block only each item's index, its
-    kind when jurat writes that kind, and the gate it supports when that is a known id;
-    the item's tool, tool version, digest and excerpt inside its block. Item 0 is what is
-    judged (``first`` says where it is shown)."""
-    parts: list[_Part] = []
-    for i, item in enumerate(bundle.items):
-        if i == 0:
-            parts.append(f"[0] the candidate itself: {first}")
-            continue
-        kind = item.kind if item.kind in _EVIDENCE_KINDS else "evidence"
-        gate = f", for gate {item.gate}" if item.gate in _KNOWN_GATES else ""
-        body = f"tool: {item.tool} {item.tool_version}\nsha256: {item.sha256}"
-        if item.excerpt:
-            body += "\nexcerpt:\n" + item.excerpt[:_EXCERPT_LIMIT]
-        parts.append(f"[{i}] {kind}{gate}:")
-        parts.append(_Data(f"EVIDENCE {i}", body))
-    return parts
-
-
-def evidence_text(bundle: EvidenceBundle, nonce: str,
-                  first: str = "the candidate(s) below") -> str:
-    """``jurat/claim-label@1``'s evidence list, byte for byte (judges/_claims.py): item 0 is
-    what is judged (``first`` says where it is shown), the others' excerpts each inside this
-    call's fresh delimiters, their tool, version and digest before the block."""
-    lines = []
-    for i, item in enumerate(bundle.items):
-        head = f"[{i}] {item.kind} ({item.tool} {item.tool_version}, sha256 {item.sha256})"
-        if i == 0:
-            lines.append(f"{head}: {first}")
-        elif item.excerpt:
-            lines.append(
-                head + ":\n" + _block(f"EVIDENCE {i}", item.excerpt[:_EXCERPT_LIMIT], nonce)
-            )
-        else:
-            lines.append(head)
-    return "\n".join(lines)
 
 
 def _criteria_text(rubric: Rubric) -> str:
