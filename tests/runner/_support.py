@@ -39,7 +39,7 @@ def entries(db: Path, kind: str | None = None) -> list[Any]:
 
     if not db.exists():
         return []
-    ledger = open_ledger(f"sqlite:///{db}")
+    ledger = open_ledger(f"sqlite:///{db}", create=False)  # a reader: never writes
     try:
         return list(ledger.entries(kind=kind))
     finally:
