@@ -243,3 +243,53 @@ def test_a_dataset_row_with_an_unknown_task_exits_3(tmp_path: Path) -> None:
     assert code == 3, output
     assert "rows.jsonl" in output and "did you mean 'echo'" in output
     assert entries(tmp_path / "l.db") == []
+
+
+CRITERIA = """\
+[campaign]
+id = "tasks-criteria"
+kind = "criteria"
+allowed_destinations = ["{url}"]
+
+[criteria]
+items = [{{ id = "correct", text = "Does the code do what the task asks?" }}]
+samples = 1
+
+[[tasks]]
+statement = {statement}
+
+[[judges]]
+id = "remote"
+provider = "openai-compat"
+base_url = "{url}"
+model = "fake-judge"
+api_key_env = "FAKE_KEY"
+timeout_s = 10
+
+[[artifacts]]
+id = "c1"
+text = "def fizzbuzz(n): return n"
+"""
+
+
+def test_a_criteria_judge_sees_the_task_in_its_block(tmp_path: Path) -> None:
+    key, pub = keys(tmp_path)
+    campaign = tmp_path / "criteria.toml"
+    campaign.write_text(CRITERIA.format(url="{url}", statement=json.dumps(STATEMENT)))
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign.write_text(campaign.read_text().replace("{url}", server.url))
+        code, output = _run(tmp_path, campaign, key)
+        received = list(server.received)
+    assert code == 0, output
+    assert received
+    for request in received:
+        user = request.json()["messages"][-1]["content"]
+        match = _TAG.search(user)
+        assert match is not None
+        assert _block("TASK", STATEMENT, match.group(1)) in user
+    receipt = tmp_path / "out" / "c1.sigstore.json"
+    pred = read_statement(receipt.read_bytes())["predicate"]
+    assert pred["inputs"]["task"]["statement_sha256"] == hashlib.sha256(
+        STATEMENT.encode()).hexdigest()
+    assert {v["prompt_id"] for v in pred["votes"]} == {"jurat/binary-criterion@3"}
+    assert verify(receipt, pub, tmp_path).returncode == 0

@@ -419,12 +419,17 @@ def render_criterion(
     item: Criterion, artifact: Artifact, gates: Sequence[GateOutcome] = ()
 ) -> Prompt:
     """The binary criterion prompt (seed 001 §1). It lists no evidence bundle, so its gate
-    lines cite no evidence index. An artifact with an ``input`` or a ``target`` gets version
-    3, which shows them in their own blocks (INPUT, REFERENCE) before the output."""
+    lines cite no evidence index. An artifact with a task statement, an ``input`` or a
+    ``target`` gets version 3, which shows them in their own blocks (TASK, INPUT,
+    REFERENCE) before the output; without a task its bytes are as before."""
     gate_parts = _gate_parts(gates, (), 0) if gates else []
     candidate: list[_Part] = [_Data("OUTPUT", artifact.text)]
     context: list[_Part] = []
+    if artifact.task_statement is not None:
+        # The campaign's task, as the rubric prompts show it (its own intro line).
+        context += [_TASK_INTRO, _Data("TASK", artifact.task_statement)]
     if artifact.input is not None:
+        context += [""] if context else []
         context += [_INPUT_INTRO, _Data("INPUT", artifact.input)]
     if artifact.target is not None:
         context += [""] if context else []
