@@ -184,7 +184,10 @@ def test_sigint_then_rerun_resamples_nothing(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "jurat", "run", str(campaign), "--out", str(tmp_path / "out"),
          "--ledger", f"sqlite:///{db}", "--key", str(key), "--quiet"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A shell without job control starts background commands with SIGINT ignored, and
+        # the child inherits that: the run must get SIGINT as a terminal would send it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(entries(db, "sample_recorded")) < 6:
         time.sleep(0.1)
