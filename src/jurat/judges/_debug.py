@@ -92,14 +92,13 @@ class SampleDebug(Frozen):
         ``reference``: the prompt carried reference material (see ``withheld``)."""
         if raw is None and error is None:
             return None
-        if reference:
-            size = len(raw.text.encode("utf-8", "surrogatepass")) if raw and raw.text else 0
-            return cls(answer_bytes=size, finish=raw.finish if raw is not None else None,
-                       failure=None if error is None else SampleFailure(
-                           kind=error.kind, path=error.path, message="(withheld)"),
-                       withheld=True)
         text, size, cut = capped(raw.text) if raw is not None and raw.text is not None \
             else (None, 0, False)
+        finish = raw.finish if raw is not None else None
+        if reference:
+            return cls(answer_bytes=size, finish=finish, withheld=True,
+                       failure=None if error is None else SampleFailure(
+                           kind=error.kind, path=error.path, message="(withheld)"))
         failure = request = None
         if error is not None:
             failure = SampleFailure(kind=error.kind, path=error.path, message=error.detail)
@@ -108,6 +107,5 @@ class SampleDebug(Frozen):
                 user, _, cut_user = capped(prompt.user)
                 request = SampleRequest(prompt_id=prompt.prompt_id, system=system, user=user,
                                         capped=cut_system or cut_user)
-        return cls(answer=text, answer_bytes=size, answer_capped=cut,
-                   finish=raw.finish if raw is not None else None, failure=failure,
-                   request=request)
+        return cls(answer=text, answer_bytes=size, answer_capped=cut, finish=finish,
+                   failure=failure, request=request)
