@@ -35,11 +35,19 @@ def keys(tmp: Path) -> tuple[Path, Path]:
 
 
 def entries(db: Path, kind: str | None = None) -> list[Any]:
+    from jurat.errors import LedgerError
     from jurat.ledger import open_ledger
 
     if not db.exists():
         return []
-    ledger = open_ledger(f"sqlite:///{db}", create=False)  # a reader: never writes
+    try:
+        ledger = open_ledger(f"sqlite:///{db}", create=False)  # a reader: never writes
+    except LedgerError as exc:
+        # A run polled while it starts has created the file but not yet its tables:
+        # nothing is recorded yet, which is what the caller polls for.
+        if str(exc).startswith("no ledger"):
+            return []
+        raise
     try:
         return list(ledger.entries(kind=kind))
     finally:
