@@ -408,6 +408,11 @@ def service_world(tmp_path_factory: pytest.TempPathFactory, markers: Markers
         for job in jobs.values():
             _wait_proof(read, job, alice)
         read("checkpoint", "GET", "/v1/checkpoint", headers=alice)
+        read("own jobs", "GET", "/v1/jobs", headers=alice)
+        read("own rejects", "GET", f"/v1/jobs?campaign_id={SERVED}&disposition=reject",
+             headers=alice)
+        read("long-poll", "GET", f"/v1/jobs/{jobs['hostile']}?wait=5", headers=alice)
+        read("other's jobs", "GET", "/v1/jobs", headers=bob)
         # Errors a contributor can provoke.
         job = jobs["hostile-fail"]
         read("no such version", "GET", f"/v1/jobs/{job}/receipt?version=99", headers=alice)
@@ -469,6 +474,10 @@ def service_world(tmp_path_factory: pytest.TempPathFactory, markers: Markers
         pick("campaign name", "POST", f"/v1/campaigns/{markers.cand}_campaign/jobs",
              headers=alice, json=bodies["hostile"])
         pick("job name", "GET", f"/v1/jobs/{markers.cand}_job", headers=alice)
+        pick("query name", "GET", f"/v1/jobs?{markers.cand}_param=1", headers=alice)
+        pick("query value", "GET", f"/v1/jobs?status={markers.cand}_status", headers=alice)
+        pick("campaign filter", "GET", f"/v1/jobs?campaign_id={markers.cand}_campaign",
+             headers=alice)
 
         if named is not None:
             states["named"] = _wait(pick, named, alice)

@@ -25,6 +25,7 @@ from jurat.report import BOARD_CSP
 from jurat.service._board import BoardCache
 from jurat.service._errors import ServiceRefusal
 from jurat.service._limits import BodyLimit, body_limit
+from jurat.service._listing import job_view, list_jobs
 from jurat.service._models import (
     AdjudicationAccepted,
     AdjudicationRequest,
@@ -38,7 +39,11 @@ from jurat.service._models import (
     JobAccepted,
     JobOut,
     JobRequest,
+    JobsPage,
+    JobStatus,
+    ListedDisposition,
 )
+from jurat.service._query import guarded
 from jurat.service._service import Service
 from jurat.service._tokens import Principal, TokenStore
 
@@ -56,10 +61,14 @@ _BOARD_HEADERS = {"Content-Security-Policy": BOARD_CSP, "X-Content-Type-Options"
 #: Every name a request's location may hold: FastAPI's places and the request models'
 #: fields. Any other part of a location is a key the caller made up.
 _KNOWN_KEYS = frozenset(
-    {"body", "query", "path", "header", "limit", "cursor", "campaign_id", "job_id"}
+    {"body", "query", "path", "header", "limit", "cursor", "campaign_id", "job_id",
+     "version", "status", "disposition", "wait"}
     | {name for model in (JobRequest, ArtifactIn, AdjudicationRequest)
        for name in model.model_fields}
 )  # fmt: skip
+
+
+_HINTS = {"status": "; the jobs awaiting adjudication: GET /v1/jobs?disposition=escalate"}
 
 
 def _known(loc: Any) -> list[str | int]:
@@ -129,6 +138,9 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         # A validator of _models.py that knows the fix puts it in the error's context.
         ctx = first.get("ctx")
         fix = ctx.get("fix") if isinstance(ctx, dict) else None
+        if not fix and isinstance(ctx, dict) and ctx.get("expected"):
+            # A closed list: name its values (and where a disposition is asked as a status).
+            fix = f"{where}: one of {ctx['expected']}" + _HINTS.get(where, "")
         return JSONResponse({"error": f"{where or 'request'}: {first.get('msg')}",
                              "field": where or None,
                              "fix": str(fix) if fix else "see /openapi.json for the shape",
@@ -169,35 +181,53 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
                                             fix="open /board/")
             return FileResponse(found, headers=_BOARD_HEADERS)
 
-    @app.get("/v1/campaigns", responses=_ERRORS)
+    @app.get("/v1/campaigns", responses=_ERRORS, dependencies=guarded(principal))
     async def campaigns(who: Who) -> CampaignList:
         """The campaigns served, with their policy digests."""
         return CampaignList(campaigns=[
             CampaignInfo(id=cid, kind=s.campaign.policy.kind, policy_sha256=s.policy_sha256)
             for cid, s in service().served.items() if who.covers(cid)])
 
-    @app.post("/v1/campaigns/{campaign_id}/jobs", status_code=202, responses=_ERRORS)
+    @app.post("/v1/campaigns/{campaign_id}/jobs", status_code=202, responses=_ERRORS,
+              dependencies=guarded(principal))
     async def submit(campaign_id: str, body: JobRequest, who: Who) -> JobAccepted:
         """Submit a job; 202 once it is durable. The same body again gives the same job."""
         state = await service().submit(who, campaign_id, body)
         return JobAccepted(job_id=state.job_id, status=state.status)
 
-    @app.get("/v1/jobs/{job_id}", responses=_ERRORS)
-    async def job(job_id: str, who: Who) -> JobOut:
-        """A job's status and, once decided, its latest decision."""
+    @app.get("/v1/jobs", responses=_ERRORS, dependencies=guarded(
+        principal, "campaign_id", "status", "disposition", "limit", "cursor"))
+    async def jobs(who: Who, campaign_id: Annotated[str | None, Query(max_length=200)] = None,
+                   status: JobStatus | None = None,
+                   disposition: ListedDisposition | None = None,
+                   limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                   cursor: Annotated[str | None, Query(max_length=18,
+                                                       pattern=r"^[0-9]+$")] = None
+                   ) -> JobsPage:
+        """The jobs the token may read, oldest first, paged: a contributor's own, every
+        job of the scope for operator and reviewer. ``?disposition=escalate`` is the
+        reviewer's queue: the jobs awaiting an adjudication."""
+        return list_jobs(service(), who, campaign_id=campaign_id, status=status,
+                         disposition=disposition, limit=limit,
+                         cursor=int(cursor) if cursor else None)
+
+    @app.get("/v1/jobs/{job_id}", responses=_ERRORS, dependencies=guarded(principal, "wait"))
+    async def job(job_id: str, who: Who,
+                  wait: Annotated[float | None, Query(gt=0, le=60)] = None) -> JobOut:
+        """A job's status and, once decided, its latest decision. ``?wait=S`` (at most 60):
+        answer as soon as the job is decided or failed, or after S seconds as it is then."""
         svc = service()
         state = svc.job_for(who, job_id, roles=_READERS, owner=True)
-        decision, version = svc.decision_of(state)
-        return JobOut(job_id=state.job_id, campaign_id=state.campaign_id,
-                      artifact_id=state.artifact_id, status=state.status,
-                      decision=decision, review_version=version,
-                      duplicate_of=svc.duplicate_of(who, state))
+        if wait is not None:
+            await svc.wait_settled(state, wait)
+        return job_view(svc, who, state)
 
     receipt_doc: dict[int | str, dict[str, Any]] = {
         **_ERRORS, 200: {"content": {"application/json": {"schema": {"type": "object"}}},
                          "description": "The Sigstore bundle, byte for byte."}}
 
-    @app.get("/v1/jobs/{job_id}/receipt", responses=receipt_doc, response_class=Response)
+    @app.get("/v1/jobs/{job_id}/receipt", responses=receipt_doc, response_class=Response,
+             dependencies=guarded(principal, "version"))
     async def receipt(job_id: str, who: Who,
                       version: Annotated[int | None, Query(ge=1, le=1_000_000)] = None
                       ) -> Response:
@@ -207,7 +237,7 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         _, signed = svc.receipt_of(state, version)
         return Response(content=signed, media_type="application/json")
 
-    @app.get("/v1/jobs/{job_id}/proof", responses=_ERRORS)
+    @app.get("/v1/jobs/{job_id}/proof", responses=_ERRORS, dependencies=guarded(principal))
     async def proof(job_id: str, who: Who) -> dict[str, Any]:
         """The latest receipt's inclusion proof against the latest checkpoint covering it
         (the ``*.proof.json`` `jurat verify --checkpoint` reads)."""
@@ -221,14 +251,16 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         result: dict[str, Any] = svc.ledger.prove_entries([seq])[0].model_dump(mode="json")
         return result
 
-    @app.post("/v1/jobs/{job_id}/adjudication", status_code=202, responses=_ERRORS)
+    @app.post("/v1/jobs/{job_id}/adjudication", status_code=202, responses=_ERRORS,
+              dependencies=guarded(principal))
     async def adjudication(job_id: str, body: AdjudicationRequest, who: Who
                            ) -> AdjudicationAccepted:
         """A reviewer settles an escalated decision: a new signed review version."""
         version = await service().adjudicate(who, job_id, body.disposition, body.rationale)
         return AdjudicationAccepted(job_id=job_id, review_version=version)
 
-    @app.get("/v1/campaigns/{campaign_id}/decisions", responses=_ERRORS)
+    @app.get("/v1/campaigns/{campaign_id}/decisions", responses=_ERRORS,
+             dependencies=guarded(principal, "limit", "cursor"))
     async def decisions(campaign_id: str, who: Who,
                         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                         cursor: Annotated[str | None, Query(max_length=18,
@@ -242,7 +274,7 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         svc.campaign_for(who, campaign_id)
         return _page(svc, campaign_id, limit, int(cursor) if cursor else None)
 
-    @app.get("/v1/checkpoint", responses=_ERRORS)
+    @app.get("/v1/checkpoint", responses=_ERRORS, dependencies=guarded(principal))
     async def checkpoint(who: Who) -> CheckpointOut:
         """The latest signed checkpoint."""
         stored = service().ledger.checkpoints()

@@ -74,6 +74,21 @@ class JobState:
     duplicate_of: str | None = None
     """The first job of the campaign with the same artifact bytes, when this is not it
     (``FirstJobs``); for the operator's and the reviewer's eyes only."""
+    received_seq: int = 0
+    """The ledger seq of its ``job_received`` entry (0 until durable): listings are in
+    this order, oldest first, and page on it."""
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set while the job is decided or failed (``mark``): what a long-poll waits on."""
+    disposition: tuple[int, str] | None = None
+    """(ledger seq of the latest review, its disposition), read once per review."""
+
+    def mark(self, status: JobStatus) -> None:
+        """Set the status, waking every long-poll once the job is decided or failed."""
+        self.status = status
+        if status in ("decided", "failed"):
+            self.settled.set()
+        else:
+            self.settled.clear()
 
 
 @dataclass

@@ -29,9 +29,13 @@ __all__ = [
     "JobOut",
     "JobRequest",
     "JobStatus",
+    "JobsPage",
+    "ListedDisposition",
 ]
 
 JobStatus = Literal["queued", "running", "decided", "failed"]
+ListedDisposition = Literal["accept", "reject", "escalate"]
+"""A decided job's latest disposition, as ``GET /v1/jobs?disposition=`` filters it."""
 #: A contributor's identifiers (artifact id, task, assignment) are signed into receipts and
 #: published on the board as written, so they are tokens, not text: no space, quote or
 #: markup, at most 128 characters (docs/receipt-format.md §11.4).
@@ -174,6 +178,15 @@ class JobOut(Frozen):
     """Operator and reviewer tokens: the first job of the campaign with the same artifact
     bytes, when this job is a later copy (the signer pays the work once); always null for
     a contributor token."""
+
+
+class JobsPage(Frozen):
+    """``GET /v1/jobs``: the jobs the token may read, oldest first, paged."""
+
+    jobs: list[JobOut]
+    """Each as ``GET /v1/jobs/{job_id}`` shows it to the same token."""
+    next: str | None
+    """The cursor of the next page, or null at the end."""
 
 
 class CampaignInfo(Frozen):

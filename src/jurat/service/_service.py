@@ -73,6 +73,8 @@ log = logging.getLogger("jurat.service")
 
 #: Seconds between checkpoints while receipts are being added.
 CHECKPOINT_INTERVAL_S = 2.0
+#: Seconds between a long-poll's reads of the ledger for a receipt another process made.
+FALLBACK_POLL_S = 2.0
 
 
 @dataclass
@@ -232,6 +234,7 @@ class Service:
             state.duplicate_of = self._first.claim(served.campaign.id,
                                                    str(entry.payload["artifact_sha256"]),
                                                    entry.job_id)
+            state.received_seq = entry.seq
             state.durable.set()
             self.jobs[entry.job_id] = state
         for entry in self.ledger.entries(kind="receipt"):
@@ -239,7 +242,7 @@ class Service:
             reviewed = self.jobs.get(str(job))
             if reviewed is not None:
                 reviewed.reviews.append((int(entry.payload["review_version"]), entry.seq))
-                reviewed.status = "decided"
+                reviewed.mark("decided")
         for undecided in self.jobs.values():
             if undecided.status != "decided":
                 self._start(undecided)
@@ -279,7 +282,7 @@ class Service:
                                                asyncio.Lock())
         try:
             async with same, served.slots:
-                state.status = "running"
+                state.mark("running")
                 service = self._received(state)
                 artifact = intake_spec(served.campaign, spec_of(service), "artifact")
                 artifact = artifact.model_copy(update={"id": state.ledger_artifact_id})
@@ -296,7 +299,7 @@ class Service:
                     Path(result.receipt_path).unlink(missing_ok=True)
             if not state.reviews or state.reviews[-1][1] != seq:
                 state.reviews.append((version, seq or 0))
-            state.status = "decided"
+            state.mark("decided")
             self._receipts_since_checkpoint += 1
         except asyncio.CancelledError:
             raise
@@ -304,7 +307,8 @@ class Service:
             # Recorded in the ledger (evaluation_failed) by the runner for JuratErrors; the
             # job runs again when the server restarts. Never shown to the contributor.
             log.exception("job %s failed", state.job_id)
-            state.status = "failed"
+            # A receipt another server recorded meanwhile (``refresh``) still decides it.
+            state.mark("decided" if state.reviews else "failed")
 
     def _received(self, state: JobState) -> dict[str, Any]:
         entry = next(self.ledger.entries(job_id=state.job_id, kind="job_received"))
@@ -342,6 +346,47 @@ class Service:
                 principal.subject is None or principal.subject != state.contributor):
             raise missing
         return state
+
+    def jobs_for(self, principal: Principal) -> list[JobState]:
+        """The durable jobs the token may list, oldest first: every job of its scope for the
+        operator and the reviewer, a contributor's own only, none for a verifier (403, as
+        for reading a job: it reads receipts, not jobs)."""
+        if principal.role not in ("operator", "reviewer", "contributor"):
+            raise ServiceRefusal(403, f"a {principal.role} token cannot list jobs",
+                                 fix="use an operator, reviewer or contributor token; "
+                                 "GET /v1/campaigns/{campaign_id}/decisions lists receipts")
+        own = principal.subject if principal.role == "contributor" else None
+        found = [s for s in self.jobs.values()
+                 if s.durable.is_set() and self.served.get(s.campaign_id) is not None
+                 and principal.covers(s.campaign_id)
+                 and (principal.role != "contributor"
+                      or (own is not None and s.contributor == own))]
+        return sorted(found, key=lambda s: s.received_seq)
+
+    async def wait_settled(self, state: JobState, seconds: float) -> None:
+        """Return once the job is decided or failed, or after ``seconds``. The job's own
+        run wakes the wait (``JobState.mark``); every ``FALLBACK_POLL_S`` the ledger is
+        read once for a receipt another server of the same ledger recorded (servers share
+        a campaign: cli/_serve.py), never in a tight loop."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while not state.settled.is_set():
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(state.settled.wait(), min(left, FALLBACK_POLL_S))
+            except TimeoutError:
+                found = await asyncio.to_thread(self._receipts_of, state.job_id)
+                # Back on the loop: the state and its event are the loop's alone.
+                if found and not state.reviews:
+                    state.reviews.extend(found)
+                    state.mark("decided")
+
+    def _receipts_of(self, job_id: str) -> list[tuple[int, int]]:
+        """(review version, seq) of the job's own receipts in the ledger, oldest first."""
+        return [(int(e.payload["review_version"]), e.seq)
+                for e in self.ledger.entries(job_id=job_id, kind="receipt")]
 
     def duplicate_of(self, principal: Principal, state: JobState) -> str | None:
         """The first job with the same artifact bytes, for the operator and the reviewer;
@@ -418,7 +463,7 @@ class Service:
             if existing.status == "failed":
                 # A job that failed part-way runs again from what it recorded: no sample
                 # recorded is drawn again (seed 000: a retry is not a new sample).
-                existing.status = "queued"
+                existing.mark("queued")
                 self._start(existing)
             return existing
         ledger_id = ledger_artifact_id(artifact.id, contributor)
@@ -433,13 +478,14 @@ class Service:
                                    assignment=request.assignment, upstream=upstream)
         assert self._log is not None
         try:
-            await self._log.append("job_received", job_id, payload, campaign_id=campaign_id,
-                                   artifact_id=ledger_id)
+            received = await self._log.append("job_received", job_id, payload,
+                                              campaign_id=campaign_id, artifact_id=ledger_id)
         except BaseException:
             del self.jobs[job_id]
             self._first.release(campaign_id, artifact.sha256, job_id)
             state.durable.set()  # waiters find it gone and see the error themselves
             raise
+        state.received_seq = received.seq
         state.durable.set()
         self._upstream.note(artifact.sha256, upstream)
         self._start(state)

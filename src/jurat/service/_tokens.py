@@ -21,6 +21,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal, get_args
 
 from sqlalchemy import Column, MetaData, String, Table, select, update
@@ -98,15 +99,38 @@ def _now() -> str:
 class TokenStore:
     """The token table of one ledger database. Close it (or use ``with``) when done."""
 
-    def __init__(self, url: str | None) -> None:
+    def __init__(self, url: str | None, *, create: bool = True) -> None:
+        """``create=False``: a database without the token table is a ConfigError (exit 3),
+        ``no ledger at …``, and nothing is created (a SQLite file included): revoking
+        against the wrong ``--ledger`` must not make an empty one and report success."""
         self._backend = Backend(url)
         self._table = _table(MetaData())
+        if not create:
+            self._require_table()
         try:
             self._table.metadata.create_all(self._backend.engine)
         except SQLAlchemyError as exc:
             self._backend.dispose()
             raise LedgerError(f"cannot open the token table at {self._backend.display_url()}: "
                               f"{getattr(exc, 'orig', None) or exc}") from exc
+
+    def _require_table(self) -> None:
+        backend = self._backend
+        missing = ConfigError(f"no ledger at {backend.display_url()} (fix: pass the --ledger "
+                              "that `jurat token create` used)")
+        if backend.name == "sqlite" and not Path(str(backend.url.database)).is_file():
+            backend.dispose()
+            raise missing  # before any connection, which would create the file
+        try:
+            with backend.read() as conn:
+                found = conn.dialect.has_table(conn, self._table.name, backend.schema)
+        except SQLAlchemyError as exc:
+            backend.dispose()
+            raise LedgerError(f"cannot reach the ledger at {backend.display_url()}: "
+                              f"{getattr(exc, 'orig', None) or exc}") from exc
+        if not found:
+            backend.dispose()
+            raise missing
 
     def close(self) -> None:
         """Release the database connections."""
