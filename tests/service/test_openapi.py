@@ -102,6 +102,7 @@ MAY = {
     "/healthz": (None,),
     "/v1/campaigns": ("operator", "contributor"),
     "/v1/campaigns/{campaign_id}/jobs": ("operator", "contributor"),
+    "/v1/jobs": ("operator", "contributor", "reviewer"),
     "/v1/jobs/{job_id}": ("operator", "contributor", "reviewer"),
     "/v1/jobs/{job_id}/receipt": ("operator", "contributor", "verifier"),
     "/v1/jobs/{job_id}/proof": ("operator", "contributor", "verifier"),
@@ -114,8 +115,7 @@ MAY = {
 #: fixed (``BARE``) gets one, as its other cases would all be the same request. At least
 #: ``MIN_CASES`` in all.
 SUBMIT_CASES, CASES, MIN_CASES = 120, 40, 1000
-BARE = ("/v1/jobs/{job_id}", "/v1/jobs/{job_id}/proof", "/healthz", "/v1/checkpoint",
-        "/v1/campaigns")
+BARE = ("/v1/jobs/{job_id}/proof", "/healthz", "/v1/checkpoint", "/v1/campaigns")
 
 
 @dataclass
@@ -200,7 +200,7 @@ def _explore(strategy: SearchStrategy[schemathesis.Case], url: str,
 
 
 def _budget(path: str, fixed: dict[str, str] | None) -> int:
-    if path.endswith("/jobs"):
+    if path == "/v1/campaigns/{campaign_id}/jobs":
         return SUBMIT_CASES
     return 1 if path in BARE and (fixed or "{" not in path) else CASES
 
