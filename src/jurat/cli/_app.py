@@ -67,12 +67,40 @@ signer_app = typer.Typer(no_args_is_help=True, cls=_Commands,
 app.add_typer(signer_app, name="signer")
 
 
+def _ledger_arg(value: str | None) -> str | None:
+    """Every command's ledger argument as a URL: a bare path is the SQLite file it names
+    (``path.db`` is ``sqlite:///path.db``; ledger/_url.py)."""
+    if value is None:
+        return None
+    from jurat.ledger import ledger_url
+
+    return ledger_url(value)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from jurat._version import __version__
+
+        print(f"jurat {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print `jurat <version>` and exit.")] = False,
+) -> None:
+    """Turn noisy LLM judgments into signed, replayable verdicts."""
+
+
 @app.command()
 def run(
     campaign: Annotated[Path, typer.Argument(help="The campaign TOML file.")],
     out: Annotated[Path, typer.Option("--out", help="Directory for receipts.")] = Path("receipts"),
     ledger: Annotated[str | None, typer.Option(
-        "--ledger", help="sqlite:///path or postgresql://… (default sqlite:///jurat.db)")] = None,
+        "--ledger", callback=_ledger_arg, help="sqlite:///path, postgresql://…, or a SQLite "
+        "file path (default sqlite:///jurat.db)")] = None,
     key: Annotated[Path | None, typer.Option(
         "--key", help="PEM private key (default: created once in the config dir)")] = None,
     log_key: Annotated[Path | None, typer.Option(
@@ -105,17 +133,28 @@ def run(
     ray_address: Annotated[str | None, typer.Option(
         "--ray-address", help="The Ray cluster to join (default: start a local runtime).")]
     = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", min=1, metavar="N", help="Judge only the first N artifacts in campaign "
+        "order ([[artifacts]], then each dataset's rows); the others are not judged and get "
+        "no receipt. Job ids and receipts are those of a full run, which reuses them.")]
+    = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", metavar="ID", help="Judge only the artifact with this id (repeat for "
+        "several; an id the campaign lacks exits 3). With --limit, the first N of them.")]
+    = None,
 ) -> None:
     """Evaluate a campaign.
 
     Exit 0 accepted/shipped, 1 escalate/warn, 2 reject/block, 3 configuration or input
-    error (nothing evaluated), 4 a failure during the run (rerun to resume).
+    error (nothing evaluated), 4 a failure during the run (rerun to resume), 130
+    interrupted (rerun to resume).
     """
     from jurat.cli._run import run_command
-    from jurat.runner import RunOptions
+    from jurat.runner import RunOptions, Selection
 
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
-                         quiet=quiet, workers=workers)
+                         quiet=quiet, workers=workers,
+                         selection=Selection(limit=limit, only=tuple(only or ())))
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
                                ray_address=ray_address, rotate_key=rotate_key,
                                resume=resume, recapture=recapture))
@@ -188,7 +227,8 @@ def calibrate(
 
 @app.command()
 def replay(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL or SQLite file path.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     key: Annotated[Path | None, typer.Option(
         "--key", help="PEM public key: check every receipt's signature with it.")] = None,
 ) -> None:
@@ -260,7 +300,8 @@ def report(
 
 @app.command()
 def sample(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL or SQLite file path.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     job: Annotated[str, typer.Argument(help="A job id (a receipt's inputs.job_id) or an "
                                             "artifact id (its latest judged job).")],
     judge: Annotated[str | None, typer.Option("--judge", help="The judge id.")] = None,
@@ -279,7 +320,8 @@ def sample(
 
 @log_app.command("checkpoint")
 def log_checkpoint(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     log_key: Annotated[Path | None, typer.Option(
         "--log-key", help="Ed25519 log key (default: jurat-log.key in the config dir, "
         "created once for a ledger with no checkpoint).")] = None,
@@ -292,7 +334,8 @@ def log_checkpoint(
 
 @log_app.command("prove")
 def log_prove(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     seq: Annotated[int, typer.Argument(help="Entry sequence number.")],
 ) -> None:
     """Print the inclusion proof of an entry against the latest checkpoint."""
@@ -303,7 +346,8 @@ def log_prove(
 
 @log_app.command("verify")
 def log_verify(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     log_key: Annotated[Path | None, typer.Option(
         "--log-key", help="The log's public key, jurat-log.pub (default: the one in the "
         "config dir, if any).")] = None,
@@ -322,7 +366,8 @@ def log_verify(
 def serve(
     campaigns: Annotated[list[Path], typer.Argument(help="The campaign TOML files to serve.")],
     ledger: Annotated[str | None, typer.Option(
-        "--ledger", help="sqlite:///path or postgresql://… (default sqlite:///jurat.db)")] = None,
+        "--ledger", callback=_ledger_arg, help="sqlite:///path, postgresql://…, or a SQLite "
+        "file path (default sqlite:///jurat.db)")] = None,
     key: Annotated[Path | None, typer.Option(
         "--key", help="PEM private key (default: created once in the config dir)")] = None,
     log_key: Annotated[Path | None, typer.Option(
@@ -352,7 +397,8 @@ def token_create(
     campaign: Annotated[str, typer.Option("--campaign", help="Campaign id, or '*' for all.")],
     role: Annotated[str, typer.Option(
         "--role", help="operator | contributor | reviewer | verifier")],
-    ledger: Annotated[str | None, typer.Option("--ledger", help="Ledger URL.")] = None,
+    ledger: Annotated[str | None, typer.Option(
+        "--ledger", callback=_ledger_arg, help="Ledger URL or SQLite file path.")] = None,
     subject: Annotated[str | None, typer.Option(
         "--subject", help="Who holds it (required for contributor).")] = None,
 ) -> None:
@@ -365,7 +411,8 @@ def token_create(
 @token_app.command("revoke")
 def token_revoke(
     token: Annotated[str, typer.Argument(help="The token, or the id `create` printed.")],
-    ledger: Annotated[str | None, typer.Option("--ledger", help="Ledger URL.")] = None,
+    ledger: Annotated[str | None, typer.Option(
+        "--ledger", callback=_ledger_arg, help="Ledger URL or SQLite file path.")] = None,
 ) -> None:
     """Revoke a token."""
     from jurat.cli._token import token_revoke_command
@@ -375,7 +422,8 @@ def token_revoke(
 
 @app.command()
 def adjudicate(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL.")],
+    ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
+                                          help="Ledger URL or SQLite file path.")],
     job: Annotated[str, typer.Argument(help="The job id (the receipt's inputs.job_id).")],
     disposition: Annotated[str, typer.Option("--disposition", help="accept | reject")],
     rationale: Annotated[str, typer.Option("--rationale", help="Why (published).")],
@@ -439,7 +487,8 @@ def signer_serve(
         "--receipt-key", help="An allowlisted receipt public key (repeat for several).")]
     = None,
     ledger: Annotated[str | None, typer.Option(
-        "--ledger", help="Ask this ledger whether a review is current (else: proofs).")]
+        "--ledger", callback=_ledger_arg,
+        help="Ask this ledger (URL or SQLite file) whether a review is current (else: proofs).")]
     = None,
     log_key: Annotated[list[Path] | None, typer.Option(
         "--log-key", help="Log public key(s) that check proofs' checkpoints (default: "
@@ -469,7 +518,9 @@ def signer_request(
 
 @app.command()
 def board(
-    ledger: Annotated[str, typer.Argument(help="Ledger URL (sqlite:///path or postgresql://…).")],
+    ledger: Annotated[str, typer.Argument(
+        callback=_ledger_arg, help="Ledger URL (sqlite:///path or postgresql://…) or SQLite "
+        "file path.")],
     out: Annotated[Path, typer.Option("--out", help="Directory for the static site.")],
     key: Annotated[Path | None, typer.Option(
         "--key", help="The receipts' public key, published beside them (default: jurat.pub "

@@ -28,9 +28,8 @@ def board_command(ledger_url: str, out: Path, *, key: Path | None, log_key: Path
         if given is not None and not given.is_file():
             return print_error(ConfigError(f"{option} {given}: no such file"),
                                code=ExitCode.INPUT)
-    url = ledger_url if "://" in ledger_url else f"sqlite:///{ledger_url}"
     try:
-        ledger = open_ledger(url, create=False)
+        ledger = open_ledger(ledger_url, create=False)
     except JuratError as exc:
         return print_error(exc, code=ExitCode.INPUT)
     with ledger:

@@ -52,6 +52,8 @@ from jurat.runner import (
     capture_references,
     check_ray_options,
     import_ray,
+    not_selected_line,
+    plan_line,
     preflight,
     record_captures,
     refuse_changed_policy,
@@ -172,7 +174,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         campaign = load_campaign(campaign_path)
         # Every artifact and every judge, at once: files, digests, destinations, API keys,
         # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
-        inventory = preflight(campaign, engine)
+        inventory = preflight(campaign, engine, options.selection)
         key, key_path, created = _signing_key(options)
         # The log key: --log-key, else beside --key, else the default (cli/_keys.py).
         log_choice = choose_log_key(log_key, options.key_path)
@@ -187,6 +189,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
     if created:
         console.print(f"created a signing key at {key_path} (public key beside it)",
                       markup=False)
+    plan = plan_line(options.selection, inventory.count, inventory.total)
+    if plan is not None:
+        console.print(plan, markup=False, highlight=False, soft_wrap=True)
     with ExitStack() as stack:
         stack.enter_context(ledger)
         try:
@@ -237,6 +242,9 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             tally = done.tally
             # Worker processes write their receipts' proofs meanwhile.
             health = print_summary(tally, out, campaign)
+            left = not_selected_line(options.selection, inventory.count, inventory.total)
+            if left is not None:
+                out.print(left, markup=False, highlight=False, soft_wrap=True)
             _print_calls(tally, out)
             proven()
         except KeyboardInterrupt:

@@ -86,6 +86,7 @@ from jurat.ledger._note import LogSigner, parse_checkpoint
 from jurat.ledger._remote import AppendServer, remote_group_commit
 from jurat.ledger._store import Ledger, open_ledger
 from jurat.ledger._tiles import TILE_WIDTH, Tile, tile_path, tiles_for_size
+from jurat.ledger._url import ledger_url
 from jurat.ledger._verify import verify_entry_proof, verify_receipt_inclusion
 
 __all__ = [
@@ -124,6 +125,7 @@ __all__ = [
     "log_public_beside",
     "log_public_path",
     "needed_log_key",
+    "ledger_url",
     "open_ledger",
     "parse_checkpoint",
     "receipt_payload",

@@ -28,6 +28,7 @@ from jurat.runner._run import (
     preflight,
     run_campaign_async,
 )
+from jurat.runner._selection import Selection, not_selected_line, plan_line
 from jurat.runner._selftest import (
     ALL_CONTROLS,
     CONTROLS_FOR,
@@ -75,6 +76,7 @@ __all__ = [
     "ReplayedReceipt",
     "RunOptions",
     "RunTally",
+    "Selection",
     "StageKey",
     "UpstreamRefused",
     "artifacts_in_flight",
@@ -92,6 +94,8 @@ __all__ = [
     "job_cost",
     "known_from_ledger",
     "ledger_url",
+    "not_selected_line",
+    "plan_line",
     "outcome_text",
     "preflight",
     "record_captures",

@@ -50,6 +50,7 @@ from jurat.runner._intake import (
 )
 from jurat.runner._job import context_identity
 from jurat.runner._reference_evidence import reference_evidence
+from jurat.runner._selection import Selection
 from jurat.runner._upstream import artifact_upstream, stage_keys
 
 __all__ = ["Inventory", "check_artifacts", "intake", "iter_artifacts", "iter_placed", "row_bytes"]
@@ -72,9 +73,12 @@ class Inventory:
     """What the checking pass learnt about a campaign's artifacts, without keeping them."""
 
     count: int
-    """Artifacts in the campaign: inline and every dataset row."""
+    """Artifacts the run judges: every one in the campaign (inline and every dataset row),
+    or those its ``Selection`` keeps (``--limit``, ``--only``)."""
     first: Artifact | None
     """The first of them (the engine's preflight reads the call kinds from one artifact)."""
+    total: int = 0
+    """Artifacts in the campaign, selected or not."""
 
 
 @dataclass(frozen=True)
@@ -265,7 +269,8 @@ class _Seen:
                        f"(at {self.ids[first]})", _SAME_CONTENT_FIX)
 
 
-def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) -> Inventory:
+def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None,
+                    selection: Selection | None = None) -> Inventory:
     """Intake every artifact of the campaign once, keeping none: the run's preflight.
 
     Destinations and replay files first, then each ``[[artifacts]]`` entry (a file that
@@ -274,7 +279,8 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
     rest counted. Ids are unique across the campaign, and so are contents (a job is bound
     to the content). Raises CampaignError or CampaignErrors (exit 3) before anything is
     sent or written. ``cache`` is intake's test-file cache, to share with
-    ``iter_artifacts``.
+    ``iter_artifacts``. With a ``selection`` every artifact is still checked, and the
+    inventory counts those it keeps; an ``--only`` id no artifact has is a ConfigError.
     """
     check_destinations(campaign.policy, campaign.source)
     _check_replay_files(campaign)
@@ -284,6 +290,8 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
     cache = {} if cache is None else cache
     seen = _Seen()
     count, first = 0, None
+    selection = selection or Selection()
+    picker = selection.picker()
     problems: list[CampaignError] = []
     unlisted = 0
 
@@ -306,7 +314,8 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
             artifact_upstream(campaign, keys, artifact, where)
         except CampaignError as exc:
             found(exc)
-        count, first = count + 1, first or artifact
+        picked = picker.pick(artifact.id)
+        count, first = count + 1, first or (artifact if picked else None)
     for index in range(len(campaign.datasets)):
         for row in _rows(campaign, index):
             if isinstance(row, CampaignError):
@@ -327,45 +336,57 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None) 
             if same is not None:
                 found(_problem(row.file, row.line, same))
                 continue
-            count, first = count + 1, first or artifact
+            picked = picker.pick(artifact.id)
+            count, first = count + 1, first or (artifact if picked else None)
     if unlisted:
         problems.append(CampaignError(
             f"and {unlisted} more problems in the datasets", file=problems[-1].file,
             fix="fix the problems named above, then run again: every problem is named then"))
     if problems:
         raise problems[0] if len(problems) == 1 else CampaignErrors(problems)
-    return Inventory(count=count, first=first)
+    selection.refuse_unknown(seen.ids)
+    return Inventory(count=picker.picked, first=first, total=count)
 
 
-def iter_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None
-                   ) -> Iterator[Artifact]:
+def iter_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None,
+                   selection: Selection | None = None) -> Iterator[Artifact]:
     """Every artifact of the campaign, inline first, then each dataset's rows in order,
-    intaken one at a time: what a run evaluates after ``check_artifacts`` passed.
+    intaken one at a time: what a run evaluates after ``check_artifacts`` passed (with a
+    ``selection``, only those it keeps).
 
     A problem found now (a file changed since the check) raises CampaignError at that row.
     """
-    for _, artifact in iter_placed(campaign, cache=cache):
+    for _, artifact in iter_placed(campaign, cache=cache, selection=selection):
         yield artifact
 
 
 def iter_placed(campaign: Campaign, *, cache: dict[str, str] | None = None,
-                shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, Artifact]]:
+                shard: tuple[int, int] = (0, 1), selection: Selection | None = None
+                ) -> Iterator[tuple[int, Artifact]]:
     """``iter_artifacts`` with each artifact's place in the campaign, only the places k
     modulo n for ``shard`` (k, n): one worker's part of a run (runner/_shards.py). Rows of
     the other parts are read (their ids are checked) but not intaken.
+
+    With a ``selection``, only the artifacts it keeps, shared out by their rank among them
+    (the k-th kept goes to worker k modulo n); reading stops once its limit is reached.
     """
     cache = {} if cache is None else cache
+    picker = (selection or Selection()).picker()
     mine, parts = shard
     place = -1
     for index in range(len(campaign.artifacts)):
         place += 1
-        if place % parts == mine:
+        if picker.full:
+            return
+        if picker.pick(campaign.artifacts[index].id) and (picker.picked - 1) % parts == mine:
             yield place, intake_artifact(campaign, index, cache=cache)
     ids = {spec.id for spec in campaign.artifacts}
     for index in range(len(campaign.datasets)):
         rows = _rows(campaign, index)
         try:
             for row in rows:
+                if picker.full:
+                    return
                 if isinstance(row, CampaignError):
                     raise row
                 if row.spec.id in ids:
@@ -374,7 +395,7 @@ def iter_placed(campaign: Campaign, *, cache: dict[str, str] | None = None,
                         "the dataset changed since it was checked; run again"))
                 ids.add(row.spec.id)
                 place += 1
-                if place % parts != mine:
+                if not picker.pick(row.spec.id) or (picker.picked - 1) % parts != mine:
                     continue
                 try:
                     artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)

@@ -246,7 +246,8 @@ def _dispatch(ray: ModuleType, campaign: Campaign, inventory: Inventory,
     pem = key_pem(key)
     url = worker_ledger_url(options.ledger_url)
     merged = Gathered(RunTally(campaign.policy), processes=slots)
-    batches = _batches(still_as_checked(iter_placed(campaign)), size)
+    batches = _batches(still_as_checked(iter_placed(campaign, selection=options.selection)),
+                       size)
     free = list(range(slots - 1, -1, -1))
     running: dict[Any, int] = {}
     try:

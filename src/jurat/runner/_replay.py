@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from jurat.errors import JuratError
-from jurat.ledger import Entry, Ledger, LedgerReport
+from jurat.ledger import Entry, Ledger, LedgerReport, ledger_url
 from jurat.models import Decision, Frozen
 from jurat.receipts import STEPS, PublicKey, VerifyReport, rederive_bundle, verify_bundle
 
@@ -19,11 +19,6 @@ __all__ = ["Replay", "ReplayedReceipt", "ledger_url", "replay_ledger"]
 
 #: The verifier's signature step, which a replay without a key does not run.
 SIGNATURE_STEP = STEPS.index("verify signature") + 1
-
-
-def ledger_url(value: str) -> str:
-    """Accept a URL or a bare SQLite file path."""
-    return value if "://" in value else f"sqlite:///{value}"
 
 
 def decision_word(decision: Decision | None) -> str:

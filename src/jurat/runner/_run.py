@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -95,6 +95,7 @@ from jurat.runner._job import (
 from jurat.runner._outage import all_answered_somewhere, undecided_entry
 from jurat.runner._reference_evidence import reference_evidence
 from jurat.runner._rerun import execution_job, judged_job
+from jurat.runner._selection import Selection
 from jurat.runner._stream import still_as_checked, stream_jobs
 from jurat.runner._upstream import RunUpstream
 from jurat.runner._work_claims import claims_identity, with_extracted_claims
@@ -167,6 +168,8 @@ class RunOptions:
     quiet: bool = False
     workers: int | None = None
     """Processes sharing the run (runner/_shards.py); None: chosen by its size."""
+    selection: Selection = field(default_factory=Selection)
+    """The artifacts the run judges (``--limit``, ``--only``; runner/_selection.py)."""
 
 
 class JobRunner:
@@ -498,15 +501,17 @@ def _write_receipt(path: Path, signed: bytes) -> None:
         pass  # a proof from an earlier run: rewritten with this run's
 
 
-def preflight(campaign: Campaign, engine: Engine) -> Inventory:
+def preflight(campaign: Campaign, engine: Engine, selection: Selection | None = None
+              ) -> Inventory:
     """Everything that can refuse the run, for all artifacts at once, before anything is
     sent or written: intake of every artifact and every dataset row (files, caps, digests,
     ids, destinations; runner/_datasets.py) and the engine's preflight (adapters, API keys,
-    replay files, kinds). Returns how many artifacts there are and the first, keeping none.
+    replay files, kinds). Returns how many artifacts there are and the first, keeping none:
+    with a ``selection``, how many it keeps (an unknown ``--only`` id is refused).
 
     Raises ConfigError or IntakeError (exit 3). The adapters it builds stay in ``engine``.
     """
-    inventory = check_artifacts(campaign)
+    inventory = check_artifacts(campaign, selection=selection)
     engine.preflight(campaign.policy, [inventory.first] if inventory.first else [])
     return inventory
 
@@ -537,10 +542,11 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
                 campaign, options, ledger=ledger, key=key, progress=progress,
                 telemetry=telemetry, engine=own, checked=checked, on_result=on_result,
                 appends=appends)
-    inventory = checked if checked is not None else preflight(campaign, engine)
+    inventory = checked if checked is not None else preflight(campaign, engine,
+                                                                options.selection)
     # A receipt older than one the ledger bound: refused before anything is written.
     upstream = RunUpstream(campaign, ledger, policy_digest(campaign.policy), options.attempt)
-    upstream.refuse_superseded(iter_artifacts(campaign))
+    upstream.refuse_superseded(iter_artifacts(campaign, selection=options.selection))
     options.out_dir.mkdir(parents=True, exist_ok=True)
     kept: list[tuple[int, JobResult]] = []
     deliver: OnResult = on_result or (lambda result, index: kept.append((index, result)))
@@ -555,6 +561,7 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
         async def job(index: int, artifact: Artifact) -> None:
             deliver(await runner.run_one(artifact, **upstream.job(artifact)), index)
 
-        mine = still_as_checked(iter_placed(campaign, shard=(shard, shards)))
+        mine = still_as_checked(iter_placed(campaign, shard=(shard, shards),
+                                            selection=options.selection))
         await stream_jobs(mine, limit, job)
     return [result for _, result in sorted(kept, key=lambda item: item[0])]
