@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from jurat.ledger import load_or_create_log_key
+from tests.support.scale import scaled
 
 from .conftest import Target
 from .test_ledger_concurrency import child_args, child_env
 
-ROUNDS = 50
+ROUNDS = scaled(16, 50)  # tests/support/scale.py
 
 
 def _kill_rounds(target: Target, tmp_path: Path, rounds: int) -> int:
@@ -92,4 +93,4 @@ def test_sigkill_never_loses_a_reported_commit_sqlite(
 def test_sigkill_never_loses_a_reported_commit_postgresql(
     pg_target: Target, tmp_path: Path
 ) -> None:
-    _kill_rounds(pg_target, tmp_path, 12)
+    _kill_rounds(pg_target, tmp_path, scaled(6, 12))

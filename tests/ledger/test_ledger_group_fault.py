@@ -22,11 +22,14 @@ from pathlib import Path
 import pytest
 
 from jurat.ledger import load_or_create_log_key
+from tests.support.scale import scaled
 
 from .conftest import Target
 from .test_ledger_concurrency import child_args, child_env
 
 WORKERS = "24"
+ROUNDS = scaled(10, 25)  # tests/support/scale.py
+PG_ROUNDS = scaled(6, 12)
 
 
 def _kill_rounds(target: Target, tmp_path: Path, rounds: int) -> tuple[int, int]:
@@ -93,8 +96,8 @@ def _kill_rounds(target: Target, tmp_path: Path, rounds: int) -> tuple[int, int]
 def test_sigkill_during_group_commit_loses_no_acknowledged_append_sqlite(
     sqlite_target: Target, tmp_path: Path
 ) -> None:
-    acked, shared = _kill_rounds(sqlite_target, tmp_path, 25)
-    assert acked > 25 and shared > 0
+    acked, shared = _kill_rounds(sqlite_target, tmp_path, ROUNDS)
+    assert acked > ROUNDS and shared > 0
 
 
 @pytest.mark.slow
@@ -102,5 +105,5 @@ def test_sigkill_during_group_commit_loses_no_acknowledged_append_sqlite(
 def test_sigkill_during_group_commit_loses_no_acknowledged_append_postgresql(
     pg_target: Target, tmp_path: Path
 ) -> None:
-    acked, shared = _kill_rounds(pg_target, tmp_path, 12)
-    assert acked > 12 and shared > 0
+    acked, shared = _kill_rounds(pg_target, tmp_path, PG_ROUNDS)
+    assert acked > PG_ROUNDS and shared > 0

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from jurat.ledger import open_ledger
 from tests.runner._support import entries, jurat, keys
 from tests.support.postgres import fresh_database
+from tests.support.scale import scaled
 
 from .cluster import LocalCluster, local_cluster
 
@@ -120,9 +121,9 @@ def _check_ledger(url: str, n: int, samples: int, judged: int | None = None) -> 
         assert ledger.verify().tree_size == ledger.size()
 
 
-def test_two_thousand_code_artifacts_survive_a_killed_worker(cluster: LocalCluster,
+def test_code_artifacts_survive_a_killed_worker(cluster: LocalCluster,
                                                              tmp_path: Path) -> None:
-    n = 2000
+    n = scaled(400, 2000)  # tests/support/scale.py
     camp = _campaign(tmp_path / "camp", n)
     key, pub = keys(tmp_path)
     out = tmp_path / "out"
@@ -143,7 +144,7 @@ def test_two_thousand_code_artifacts_survive_a_killed_worker(cluster: LocalClust
             while killed is None and run.poll() is None and time.monotonic() < deadline:
                 at_kill = _receipts_in(url)
                 busy = cluster.job_workers()
-                if at_kill >= 300 and busy:
+                if at_kill >= n // 7 and busy:
                     killed = busy[0]
                     os.kill(killed, signal.SIGKILL)
                 else:

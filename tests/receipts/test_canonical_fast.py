@@ -33,6 +33,7 @@ from jurat.canonical import (
 )
 from jurat.canonical import _fast_canonical as fast_path
 from jurat.errors import ValidationError
+from tests.support.scale import examples
 
 # Characters that matter to RFC 8785 beside ordinary text: controls, quote, backslash, DEL,
 # U+2028, the edges of the BMP's private and surrogate-free high range, and astral ones.
@@ -83,7 +84,7 @@ def fast(value: Any) -> bytes | None:
         return None
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))  # tests/support/scale.py
 @given(json_values)
 @example({"\ue000": 1, "\U00010000": 2})  # code point order differs from UTF-16 order
 @example([1.0, -0.0, 1e16, 1e-7, 0.5, 100.0])
@@ -211,7 +212,7 @@ def _perturb(value: Any, rnd: random.Random) -> Any:
     return rnd.choice([0, False, "", [], {}])
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(json_values, st.randoms(use_true_random=False))
 def test_same_json_is_the_recursive_rule(value: Any, rnd: random.Random) -> None:
     other = _perturb(value, rnd)

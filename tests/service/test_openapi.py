@@ -35,6 +35,7 @@ from tests.service._support import (
     subprocess_server,
     wait_decided,
 )
+from tests.support.scale import examples
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_headers_conformance, response_schema_conformance]
@@ -114,7 +115,7 @@ MAY = {
 #: enter, so it gets the most; an operation with nothing left to generate once its path is
 #: fixed (``BARE``) gets one, as its other cases would all be the same request. At least
 #: ``MIN_CASES`` in all.
-SUBMIT_CASES, CASES, MIN_CASES = 120, 40, 1000
+SUBMIT_CASES, CASES, MIN_CASES = examples(120), examples(40), examples(1000)  # scale.py
 BARE = ("/v1/jobs/{job_id}/proof", "/healthz", "/v1/checkpoint", "/v1/campaigns")
 
 
