@@ -13,6 +13,7 @@ status a command ends with when the error stops it (``jurat.cli.ExitCode``: 3 in
     │   └── DependencyError    an optional package or system tool is missing
     ├── ExecutionError         something failed while running; may be retried
     │   ├── TransportError     a judge call produced no answer (timeout, 429, 5xx, refused)
+    │   ├── BudgetExhausted    a call was not sent: it could cross the campaign's [budget]
     │   └── SandboxError       the sandbox could not be created; fails closed
     ├── ValidationError        input or an answer violates its contract
     │   ├── FoldInputError     a fold function got votes, weights or quorum out of range
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 __all__ = [
+    "BudgetExhausted",
     "CampaignError",
     "CampaignErrors",
     "ConfigError",
@@ -168,6 +170,11 @@ class JobIncomplete(ExecutionError):
     def __init__(self, message: str, *, judge: str) -> None:
         self.judge = judge
         super().__init__(message)
+
+
+class BudgetExhausted(ExecutionError):
+    """A call was not sent because its worst-case cost could cross the campaign's
+    ``[budget]``: what was drawn is recorded, and a run under a raised cap resumes (exit 4)."""
 
 
 class SandboxError(ExecutionError):

@@ -125,6 +125,7 @@ def campaign_from_dict(
         "tasks": data.get("tasks", []),
         "upstream": data.get("upstream"),
         "monitor": data.get("monitor", {}),
+        "budget": data.get("budget"),
         "source": source,
         "base_dir": base_dir,
         "tests_path": _tests_path(data),

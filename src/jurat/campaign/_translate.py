@@ -16,6 +16,7 @@ from typing import Any
 import pydantic
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
+from jurat.models._budget import Budget
 from jurat.models._campaign import Campaign, UpstreamTrust
 from jurat.models._checks import PythonChecks
 from jurat.models._datasets import DatasetSpec
@@ -43,7 +44,7 @@ CAMPAIGN_KEYS = (
 #: The tables a campaign file may hold.
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
-    "artifacts", "datasets", "upstream", "grounding", "monitor", "tasks",
+    "artifacts", "datasets", "upstream", "grounding", "monitor", "tasks", "budget",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -60,6 +61,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[[datasets]]": tuple(DatasetSpec.model_fields),
     "[upstream]": tuple(UpstreamTrust.model_fields),
     "[monitor]": tuple(MonitorBounds.model_fields),
+    "[budget]": tuple(Budget.model_fields),
 }
 #: Examples of fields users most often leave out or get wrong, by TOML place ("*": any index).
 _EXAMPLES: dict[tuple[str, ...], str] = {

@@ -31,7 +31,8 @@ class ExitCode(enum.IntEnum):
     nothing written."""
     RUN_FAILURE = 4
     """A failure during the run (a ``JuratError`` that is not an input error, or an internal
-    error); what completed is in the ledger, and running the same command again resumes."""
+    error), or a run stopped at its ``[budget]`` cap; what completed is in the ledger, and
+    running the same command again (under a raised cap) resumes."""
     INTERRUPTED = 130
     """Interrupted (128 + SIGINT, the shell's convention); completed samples are in the
     ledger."""

@@ -50,6 +50,7 @@ from jurat.runner import (
     RunOptions,
     RunTally,
     capture_references,
+    check_budget_executor,
     check_ray_options,
     import_ray,
     not_selected_line,
@@ -172,6 +173,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
     try:
         _check_executor(options, executor, ray_address)
         campaign = load_campaign(campaign_path)
+        check_budget_executor(campaign, executor, options.workers)
         # Every artifact and every judge, at once: files, digests, destinations, API keys,
         # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
         inventory = preflight(campaign, engine, options.selection)

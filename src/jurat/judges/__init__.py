@@ -16,6 +16,7 @@ from jurat.judges._bias import (
     first_position_ok,
 )
 from jurat.judges._breaker import BREAKER_CALLS, no_answer
+from jurat.judges._budget import CALL_OVERHEAD, BudgetGuard, worst_case
 from jurat.judges._calls import complete_text, run_samples
 from jurat.judges._cost import (
     PHASES,
@@ -97,6 +98,8 @@ __all__ = [
     "CallKind",
     "CostSummary",
     "EndpointLimiter",
+    "BudgetGuard",
+    "CALL_OVERHEAD",
     "Engine",
     "Judge",
     "JudgeCall",
@@ -148,4 +151,5 @@ __all__ = [
     "summarise",
     "usd",
     "validate_answer",
+    "worst_case",
 ]

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from jurat.errors import (
+    BudgetExhausted,
     ConfigError,
     JudgeOutputError,
     JuratError,
@@ -36,6 +37,7 @@ from jurat.errors import (
 from jurat.fold import canonical_preference
 from jurat.judges._artifact_job import ArtifactJob
 from jurat.judges._breaker import Breaker
+from jurat.judges._budget import BudgetGuard
 from jurat.judges._curtail import curtailed_groups, draw_curtailed
 from jurat.judges._debug import SampleDebug
 from jurat.judges._destinations import check_destinations
@@ -174,6 +176,9 @@ class Engine:
         self._limiters: dict[tuple[str, int, int | None, int | None], EndpointLimiter] = {}
         self._rng = random.Random()
         self._breaker = Breaker()
+        self.budget: BudgetGuard | None = None
+        """The campaign's ``[budget]``, set by the run that opens the engine: every paid
+        attempt reserves its worst case before it is sent (judges/_budget.py)."""
 
     def judge(self, config: JudgeConfig) -> Judge:
         """The adapter for ``config`` (one per configuration, reused across jobs)."""
@@ -277,6 +282,8 @@ class Engine:
             async with limiter.slot(estimate), self._global:
                 # Checked once a slot is held: calls queued behind a failing one see it.
                 self._breaker.check(config.id)
+                # Reserved once a slot is held, so that queued calls hold no reservation.
+                hold = None if self.budget is None else await self.budget.reserve(config, call)
                 start = clock()
                 if out.dispatched is None:
                     out.dispatched = start
@@ -295,6 +302,10 @@ class Engine:
                     out.error = JudgeOutputError(
                         f"{type(exc).__name__}: {exc}", kind="adapter_error"
                     )
+                finally:
+                    if hold is not None:
+                        assert self.budget is not None
+                        self.budget.settle(hold, out.raw.usage if out.raw else None)
                 out.latency = clock() - start
             if out.raw is not None:
                 used = out.raw.usage
@@ -363,9 +374,16 @@ class Engine:
         job = ArtifactJob(policy, artifact, bundle, gates, hard_gates, started, clock)
         lock = asyncio.Lock()
         new: dict[tuple[str, str, int], Vote] = {}
+        unsent: list[BudgetExhausted] = []
 
         async def one(planned: PlannedSample) -> None:
-            vote, debug = await self._sample(job, planned, on_retry)
+            try:
+                vote, debug = await self._sample(job, planned, on_retry)
+            except BudgetExhausted as exc:
+                # Not sent, so not a sample: the job's calls in flight still finish and
+                # are recorded, and a run under a raised cap draws this one.
+                unsent.append(exc)
+                return
             new[planned.key] = vote
             async with lock:  # the runner appends to a ledger: one vote at a time
                 if debug is not None:
@@ -390,6 +408,8 @@ class Engine:
                         sequence, lambda key: done.get(key) or new.get(key), one, quorum=quorum))
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None
+        if unsent:
+            raise unsent[0]
         # A curtailed sample was never drawn: it is left out, not recorded as an error.
         return [done[p.key] if p.key in done else new[p.key] for p in plan
                 if p.key in done or p.key in new]

@@ -9,6 +9,7 @@ Loading a campaign file is ``jurat.campaign``'s.
 from jurat.models._adjudication import Adjudication, AdjudicationDisposition
 from jurat.models._artifact import Artifact, ArtifactSpec
 from jurat.models._base import Frozen
+from jurat.models._budget import METERED_PROVIDERS, Budget
 from jurat.models._campaign import Campaign
 from jurat.models._checks import Limits, PythonChecks
 from jurat.models._decision import (
@@ -78,6 +79,8 @@ __all__ = [
     "Adjudication",
     "AdjudicationDisposition",
     "Artifact",
+    "Budget",
+    "METERED_PROVIDERS",
     "ArtifactSpec",
     "Campaign",
     "CriteriaSuite",

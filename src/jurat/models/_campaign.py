@@ -6,6 +6,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from jurat.models._artifact import ArtifactSpec, IntakeLimits
 from jurat.models._base import Frozen
+from jurat.models._budget import Budget, budget_problems
 from jurat.models._datasets import DatasetSpec
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy
@@ -163,6 +164,9 @@ class Campaign(Frozen):
     monitor: MonitorBounds = MonitorBounds()
     """Bounds of the live bias monitor (``[monitor]``); not part of the policy or its digest:
     an alarm never changes a decision (models/_monitor.py)."""
+    budget: Budget | None = None
+    """Caps on the campaign's paid calls (``[budget]``); not part of the policy or its
+    digest, so raising a cap resumes the same campaign (models/_budget.py)."""
 
     @property
     def id(self) -> str:
@@ -181,7 +185,8 @@ class Campaign(Frozen):
             + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
             + task_problems(self.tasks, [a.task for a in self.artifacts])
-            + ([] if served else claim_artifact_problems(policy, self)))
+            + ([] if served else claim_artifact_problems(policy, self))
+            + budget_problems(self.budget, policy.judges, policy.subject, served=served))
         return self
 
 

@@ -6,6 +6,7 @@ caller and opens the judge engine itself unless given one; the command line
 the summary (``runner/_summary.py`` computes it) of what the run returns.
 """
 
+from jurat.runner._budget import check_budget_executor, recorded_spend
 from jurat.runner._captures import Captured, capture_references, record_captures
 from jurat.runner._datasets import Inventory, check_artifacts, intake, iter_artifacts
 from jurat.runner._execute import Execution
@@ -81,6 +82,7 @@ __all__ = [
     "UpstreamRefused",
     "artifacts_in_flight",
     "capture_references",
+    "check_budget_executor",
     "check_artifacts",
     "check_pool",
     "check_destinations",
@@ -99,6 +101,7 @@ __all__ = [
     "outcome_text",
     "preflight",
     "record_captures",
+    "recorded_spend",
     "refuse_changed_policy",
     "tuned_for_jobs",
     "replay_ledger",

@@ -39,7 +39,7 @@ from pydantic import JsonValue
 
 from jurat._version import __version__
 from jurat.canonical import digest_json
-from jurat.errors import ConfigError, JobIncomplete, JuratError
+from jurat.errors import BudgetExhausted, ConfigError, JobIncomplete, JuratError
 from jurat.fold import decide
 from jurat.judges import (
     Engine,
@@ -80,6 +80,7 @@ from jurat.receipts import (
     replay_fidelity_level_for,
     sign_statement,
 )
+from jurat.runner._budget import attach_budget, stopped_by_budget
 from jurat.runner._datasets import Inventory, check_artifacts, iter_artifacts, iter_placed
 from jurat.runner._execute import Execution, execute_subject, execution_evidence
 from jurat.runner._job import (
@@ -270,8 +271,10 @@ class JobRunner:
         try:
             return await self._evaluate(job, artifact, execution, recorded,
                                         executed_now=executed_now, given=inputs)
-        except JobIncomplete:
-            raise  # an outage: each sample without an answer is journalled as transport_failed
+        except (JobIncomplete, BudgetExhausted):
+            # An outage (each sample without an answer is journalled as transport_failed),
+            # or the cap: neither is a failed evaluation, and a later run resumes the job.
+            raise
         except JuratError as exc:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
@@ -550,6 +553,9 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
     options.out_dir.mkdir(parents=True, exist_ok=True)
     kept: list[tuple[int, JobResult]] = []
     deliver: OnResult = on_result or (lambda result, index: kept.append((index, result)))
+    # Issue 29: the cap counts from what the ledger records, so a raised one resumes.
+    guard = attach_budget(campaign, ledger, engine)
+    decided = 0
     shard, shards = engine.share
     limit = artifacts_in_flight(campaign.policy, inventory.first, campaign.intake, shards)
     history = ledger.campaign_history(campaign.id)
@@ -559,9 +565,16 @@ async def run_campaign_async(campaign: Campaign, options: RunOptions, *, ledger:
                            checks=checks, history=history)
 
         async def job(index: int, artifact: Artifact) -> None:
+            nonlocal decided
             deliver(await runner.run_one(artifact, **upstream.job(artifact)), index)
+            decided += 1
 
         mine = still_as_checked(iter_placed(campaign, shard=(shard, shards),
                                             selection=options.selection))
-        await stream_jobs(mine, limit, job)
+        try:
+            await stream_jobs(mine, limit, job)
+        except BudgetExhausted as exc:
+            if guard is None:
+                raise
+            raise stopped_by_budget(guard, inventory.count, decided) from exc
     return [result for _, result in sorted(kept, key=lambda item: item[0])]

@@ -149,6 +149,8 @@ def workers_for(options: RunOptions, campaign: Campaign, artifacts: int) -> int:
                               "file is written by one process (fix: drop --workers, or "
                               "--telemetry)")
         return 1
+    if campaign.budget is not None:
+        return 1  # one process holds the cap (runner/_budget.py refuses --workers above 1)
     requested = options.workers
     if requested is None:
         if threading.active_count() > 1:

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from typing import Any
 
-from jurat.errors import ConfigError, IntakeError, JuratError
+from jurat.errors import BudgetExhausted, ConfigError, IntakeError, JuratError
 from jurat.models import Artifact
 
 __all__ = ["still_as_checked", "stream_jobs"]
@@ -19,8 +19,10 @@ async def stream_jobs(artifacts: Iterable[tuple[int, Artifact]], limit: int,
     The next artifact is read only when a job slot is free, so no more than ``limit``
     artifacts are held. The first job that fails stops the stream: no new job starts, the
     others are cancelled (what they recorded is durable; a rerun resumes it), and its
-    exception is raised. Cancelled itself (an interrupt), it cancels its jobs and waits
-    for them, so none outlives the run.
+    exception is raised. A job stopped by the campaign's ``[budget]`` (BudgetExhausted)
+    stops the stream too, but the others run on until they end: their calls in flight
+    were paid for, so their answers are recorded, not cancelled. Cancelled itself (an
+    interrupt), it cancels its jobs and waits for them, so none outlives the run.
     """
     slots = asyncio.Semaphore(limit)
     running: set[asyncio.Task[None]] = set()
@@ -41,7 +43,7 @@ async def stream_jobs(artifacts: Iterable[tuple[int, Artifact]], limit: int,
             task = asyncio.create_task(job(index, artifact))
             running.add(task)
             task.add_done_callback(finished)
-        while running and not failed:
+        while running and not _fatal(failed):
             await asyncio.wait(set(running), return_when=asyncio.FIRST_EXCEPTION)
     finally:
         for task in running:
@@ -49,7 +51,12 @@ async def stream_jobs(artifacts: Iterable[tuple[int, Artifact]], limit: int,
         if running:
             await asyncio.wait(set(running))
     if failed:
-        raise failed[0]
+        raise _fatal(failed) or failed[0]
+
+
+def _fatal(failed: list[BaseException]) -> BaseException | None:
+    """The first failure that cancels the other jobs: any but the budget's."""
+    return next((error for error in failed if not isinstance(error, BudgetExhausted)), None)
 
 
 def still_as_checked(artifacts: Iterator[tuple[int, Artifact]]
