@@ -90,7 +90,8 @@ def test_an_unknown_key_in_datasets_is_named(tmp_path: Path) -> None:
 
 def _row(values: dict[str, object], kind: str = "rubric",
          ids: tuple[str, ...] | None = None) -> ArtifactSpec | list[Problem]:
-    return row_spec(values, kind=kind, criterion_ids=ids)
+    got = row_spec(values, kind=kind, criterion_ids=ids)
+    return got if isinstance(got, list) else got.spec
 
 
 def test_a_row_is_an_artifact_entry() -> None:
@@ -104,7 +105,8 @@ def test_a_row_is_an_artifact_entry() -> None:
 
 @pytest.mark.parametrize(("values", "loc", "words"), [
     ({"id": "c1", "txt": "hi"}, ("txt",), "unknown key 'txt' in a dataset row; did you mean"),
-    ({"id": 7, "text": "hi"}, ("id",), "must be a string"),
+    ({"id": 7.0, "text": "hi"}, ("id",), "must be a string"),
+    ({"id": True, "text": "hi"}, ("id",), "must be a string"),
     ({"id": "a b", "text": "hi"}, ("id",), "only letters, digits"),
     ({"id": "c1"}, (), "no content"),
     ({"id": "c1", "text": "x", "path": "y.py"}, ("text",), "either path or text"),
@@ -130,9 +132,9 @@ def test_a_table_of_labels_is_checked_against_the_criteria() -> None:
 def test_csv_headers_name_known_keys_once_and_an_id() -> None:
     assert csv_header_problems(["id", "text", "truth"]) == []
     problems = csv_header_problems(["txet", "text", "text"])
-    assert [p.loc for p in problems] == [("txet",), ("text",), ("id",)]
-    assert "did you mean 'text'?" in problems[0].message
-    assert "appears twice" in problems[1].message
+    assert [p.loc for p in problems] == [("text",), ("txet",), ("id",)]
+    assert "did you mean 'text'?" in problems[1].message
+    assert "appears twice" in problems[0].message
 
 
 def test_csv_cells_map_to_keys_and_empty_cells_are_left_out() -> None:

@@ -294,10 +294,14 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred["artifact"], ARTIFACT_FIELDS, "artifact")
     _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped",
                                                                "explanation_sha256",
+                                                               "target_sha256",
+                                                               "input_sha256",
                                                                *WORK_INPUTS})
     _fields(pred["inputs"]["task"], {"id", "version"}, "inputs.task",
             optional={"statement_sha256"})
     for where, digest in (("inputs.explanation_sha256", pred["inputs"].get("explanation_sha256")),
+                          ("inputs.target_sha256", pred["inputs"].get("target_sha256")),
+                          ("inputs.input_sha256", pred["inputs"].get("input_sha256")),
                           ("inputs.task.statement_sha256",
                            pred["inputs"]["task"].get("statement_sha256"))):
         if digest is not None and not (isinstance(digest, str) and HEX64.match(digest)):

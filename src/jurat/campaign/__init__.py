@@ -26,11 +26,20 @@ from jurat.campaign._files import (
     too_large,
 )
 from jurat.campaign._load import campaign_from_dict, load_campaign
-from jurat.campaign._rows import ROW_KEYS, csv_header_problems, csv_row_values, row_spec
+from jurat.campaign._rows import (
+    ROW_KEYS,
+    RowMap,
+    RowValues,
+    csv_header_problems,
+    csv_row_values,
+    row_spec,
+)
 
 __all__ = [
     "MAX_CAMPAIGN_BYTES",
     "ROW_KEYS",
+    "RowMap",
+    "RowValues",
     "campaign_from_dict",
     "campaign_line",
     "campaign_path_problem",

@@ -156,3 +156,8 @@ class Artifact(Frozen):
     claims: tuple[GroundedClaim, ...] = ()
     """Its claims from the work: those it submitted (intake), then those extracted from it
     (the runner, before any claim is labelled). Untrusted text; never dumped to a receipt."""
+    metadata: dict[str, Untrusted] = Field(default_factory=dict)
+    """A dataset row's extra columns (``[[datasets]] extra = "keep"``), by column name, each
+    value of origin ``reference`` (a column may hold a gold answer the row does not map): held
+    for the operator, never sent to a judge (``Untrusted.delimited`` refuses the origin), never
+    in a receipt, and not part of the job's identity."""

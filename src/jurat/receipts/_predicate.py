@@ -142,6 +142,10 @@ class InputsPart(Frozen):
     target_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
     """sha256 of the reference answer (``target``) a criteria artifact's judges compared its
     output with: operator material, so its digest and never its text; absent without one."""
+    input_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
+    """sha256 of the input a criteria artifact's given output answers (its judges read both;
+    the subject is the output's digest); absent otherwise: a ``[subject]``'s artifact digest
+    is its input's already (issue 29)."""
 
 
 class Decoding(Frozen):

@@ -185,7 +185,18 @@ def _inputs(
         # The artifact's own, read at intake: no caller's inputs can pin another reference.
         target_sha256=(artifact.target.sha256.removeprefix("sha256:")
                        if artifact.target is not None else None),
+        # The question a given output answers (no [subject]): the subject digest is the
+        # output's, so the input is bound here, as the job identity binds it.
+        input_sha256=_given_input(artifact),
     )
+
+
+def _given_input(artifact: Artifact) -> str | None:
+    """The input's digest when the output was given beside it, else None."""
+    if artifact.input is None:
+        return None
+    digest = sha256_digest(artifact.input)
+    return None if digest == artifact.sha256 else digest
 
 
 def build_statement(**given: Unpack[StatementInputs]) -> dict[str, Any]:

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from jurat.campaign import (
+    RowMap,
+    RowValues,
     campaign_line,
     csv_header_problems,
     csv_row_values,
@@ -48,10 +50,11 @@ from jurat.runner._intake import (
     intake_artifact,
     intake_spec,
 )
-from jurat.runner._job import context_identity
+from jurat.runner._job import job_identity
 from jurat.runner._reference_evidence import reference_evidence
 from jurat.runner._selection import Selection
 from jurat.runner._upstream import artifact_upstream, stage_keys
+from jurat.runner._work_claims import claims_identity
 
 __all__ = ["Inventory", "check_artifacts", "intake", "iter_artifacts", "iter_placed", "row_bytes"]
 
@@ -91,6 +94,8 @@ class _Row:
     """The line the row starts on, from 1."""
     spec: ArtifactSpec
     """The entry it holds."""
+    metadata: dict[str, str]
+    """Its extra columns, when the dataset keeps them (``[[datasets]] extra``)."""
 
 
 def _shown_file(campaign: Campaign, rel: str) -> str:
@@ -116,15 +121,17 @@ def _rows(campaign: Campaign, index: int) -> Generator[_Row | CampaignError, Non
                        max_line=row_bytes(campaign), file=file)
     policy = campaign.policy
     ids = [c.id for c in policy.criteria.items] if policy.criteria is not None else None
-    reader = _jsonl if dataset.format == "jsonl" else _csv
+    rows = RowMap.of(dataset)
+    values_of = (_jsonl(file, lines, row_bytes(campaign)) if dataset.format == "jsonl" else
+                 _csv(file, lines, row_bytes(campaign), rows))
     try:
-        for line, values in reader(file, lines, row_bytes(campaign)):
+        for line, values in values_of:
             if isinstance(values, CampaignError):
                 yield values
                 continue
-            spec = row_spec(values, kind=policy.kind, criterion_ids=ids)
-            if isinstance(spec, ArtifactSpec):
-                yield _Row(file, line, spec)
+            spec = row_spec(values, kind=policy.kind, criterion_ids=ids, rows=rows)
+            if isinstance(spec, RowValues):
+                yield _Row(file, line, spec.spec, spec.metadata)
             else:
                 yield from (_problem(file, line, p) for p in spec)
     finally:
@@ -175,7 +182,7 @@ class _Lines:
             yield (text.removeprefix("\ufeff") if line == 1 else text) + "\n"
 
 
-def _csv(file: str, lines: Iterator[tuple[int, bytes]], limit: int
+def _csv(file: str, lines: Iterator[tuple[int, bytes]], limit: int, rows: RowMap
          ) -> Iterator[tuple[int, _Values]]:
     """CSV (RFC 4180, as spreadsheets write it): a header row naming the keys, then one
     row per artifact; a quoted cell may span lines; blank lines are skipped."""
@@ -201,7 +208,7 @@ def _csv(file: str, lines: Iterator[tuple[int, bytes]], limit: int
             continue
         if header is None:
             header = [name.strip() for name in cells]
-            problems = csv_header_problems(header)
+            problems = csv_header_problems(header, rows)
             if problems:
                 errors = [_problem(file, line, p) for p in problems]
                 raise errors[0] if len(errors) == 1 else CampaignErrors(errors)
@@ -237,16 +244,22 @@ def _test_name_problem(campaign: Campaign, spec: ArtifactSpec) -> Problem | None
 
 
 _SAME_CONTENT_FIX = (
-    "keep one of them, or make them differ: a job is bound to the artifact's content, not "
-    "its id (docs/receipt-format.md §6.10), so two ids with one content would share a job "
-    "and its one receipt"
+    "keep one of them, or make them differ: a job is bound to the artifact's content and "
+    "what it answers (its input, its task's [[tasks]] statement, its target), not its id "
+    "(docs/receipt-format.md §6.10), so two ids with all of these alike would share a job "
+    "and its one receipt; answers to different questions: give each row its input (the "
+    "question) or declare the tasks with their statements"
 )
+#: The policy digest of the duplicate check's identities: they are compared within one
+#: campaign, whose policy every job shares.
+_ANY_POLICY = "0" * 64
 
 
 class _Seen:
     """Every artifact id and content digest seen so far, with where each was first seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, campaign: Campaign) -> None:
+        self.policy = campaign.policy
         self.ids: dict[str, str] = {}
         # Digests as bytes: half the memory of their hex, for 10^5 of them.
         self.contents: dict[bytes, str] = {}
@@ -259,10 +272,12 @@ class _Seen:
                        "give each artifact its own id, across [[artifacts]] and every dataset")
 
     def content_problem(self, artifact: Artifact) -> Problem | None:
-        # What the job is bound to: the content, and its task statement and explanation
-        # when it has them (two contributors' same code, explained apart, are two jobs).
-        first = self.contents.setdefault(
-            bytes.fromhex(context_identity(artifact.sha256, artifact)), artifact.id)
+        # The job's identity itself (runner/_job.py): the content, its task statement and
+        # explanation, its given output's input, its target and submitted claims; so two
+        # contributors' same code explained apart, or one answer to two questions, are two
+        # jobs, and only a true duplicate is refused.
+        job = claims_identity(job_identity(_ANY_POLICY, artifact, self.policy, 1), artifact)
+        first = self.contents.setdefault(bytes.fromhex(job), artifact.id)
         if first == artifact.id:
             return None
         return Problem((), f"artifact {artifact.id!r} has the same content as {first!r} "
@@ -288,7 +303,7 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None,
     reference_evidence(campaign, captured=False)
     keys = stage_keys(campaign)
     cache = {} if cache is None else cache
-    seen = _Seen()
+    seen = _Seen(campaign)
     count, first = 0, None
     selection = selection or Selection()
     picker = selection.picker()
@@ -327,7 +342,8 @@ def check_artifacts(campaign: Campaign, *, cache: dict[str, str] | None = None,
                 found(_problem(row.file, row.line, problem))
                 continue
             try:
-                artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
+                artifact = intake_spec(campaign, row.spec, _ROW, cache=cache,
+                                       metadata=row.metadata)
                 artifact_upstream(campaign, keys, artifact, _ROW)
             except CampaignError as exc:
                 found(_relocated(exc, row))
@@ -398,7 +414,8 @@ def iter_placed(campaign: Campaign, *, cache: dict[str, str] | None = None,
                 if not picker.pick(row.spec.id) or (picker.picked - 1) % parts != mine:
                     continue
                 try:
-                    artifact = intake_spec(campaign, row.spec, _ROW, cache=cache)
+                    artifact = intake_spec(campaign, row.spec, _ROW, cache=cache,
+                                           metadata=row.metadata)
                 except CampaignError as exc:
                     raise _relocated(exc, row) from exc
                 yield place, artifact

@@ -13,7 +13,7 @@ here, and a pinned ``sha256`` that differs is refused.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,14 +201,21 @@ def submitted_claims(campaign: Campaign, spec: ArtifactSpec, where: str
 
 
 def intake_spec(
-    campaign: Campaign, spec: ArtifactSpec, where: str, *, cache: dict[str, str] | None = None
+    campaign: Campaign, spec: ArtifactSpec, where: str, *, cache: dict[str, str] | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> Artifact:
     """Read and digest one artifact entry; ``where`` is its place in the campaign file
     (``artifacts[3]``), which every refusal names. A dataset row (runner/_datasets.py) is
     read through here too and re-places the refusal in its file and line.
 
     ``cache`` keeps test files by path (see ``intake_artifact``); at most ``_CACHED`` of
-    them, as a dataset's rows may each name their own.
+    them, as a dataset's rows may each name their own. ``metadata``: a dataset row's extra
+    columns, kept as ``Artifact.metadata`` (origin ``reference``: never sent, never signed).
+
+    A criteria artifact may give both its ``input`` and its output (``text`` or ``path``)
+    when the campaign has no ``[subject]`` (a benchmark's recorded answers): the judges are
+    shown both (``jurat/binary-criterion@3``) and the job binds the input's digest beside
+    the output's (runner/_job.py), so one answer to two questions is two artifacts.
     """
     label = f"artifact {spec.id!r}"
     limits = campaign.intake
@@ -234,6 +241,10 @@ def intake_spec(
     if spec.target is not None or spec.target_path is not None:
         common["target"] = _target(campaign, spec, where, read_artifact)
     common["claims"] = submitted_claims(campaign, spec, where)
+    if metadata:
+        common["metadata"] = {name: Untrusted(value, "reference")
+                              for name, value in metadata.items()}
+    given_output = spec.path is not None or spec.text is not None
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
             a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")
@@ -245,6 +256,19 @@ def intake_spec(
             b = read_artifact(spec.b_path or "", f"{where}.b_path", f"{label} part b")
         digest = sha256_digest(canonical_json({"a": sha256_digest(a), "b": sha256_digest(b)}))
         artifact = Artifact(sha256=digest, media_type=PAIR_MEDIA_TYPE, a=a, b=b, **common)
+    elif spec.input is not None and given_output and policy.subject is None:
+        if policy.kind != "criteria":
+            raise CampaignError(
+                "an artifact's input beside its output is for criteria campaigns",
+                file=campaign.source, field=f"{where}.input",
+                fix="remove input, or judge the outputs in a criteria campaign")
+        question = _inline(campaign, spec.input, f"{where}.input", f"{label} input")
+        if spec.path is not None:
+            text = read_artifact(spec.path, f"{where}.path", label)
+        else:
+            text = _inline(campaign, spec.text or "", f"{where}.text", label)
+        artifact = Artifact(sha256=sha256_digest(text), media_type=_media_type(spec), text=text,
+                            input=question, **common)
     elif spec.input is not None:
         if policy.subject is None or not policy.subject_prompt:
             raise CampaignError(

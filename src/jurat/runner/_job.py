@@ -186,14 +186,31 @@ def judges_skipped(policy: Policy, gates: list[GateOutcome]) -> str | None:
 def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt: int) -> str:
     """Seed 000: bind every job to artifact digest, task version, policy, evaluator, attempt;
     and to the digests of the task statement and the contributor's explanation the judges
-    read, when there are any (``context_identity``)."""
+    read, when there are any (``context_identity``), and to the question the output answers
+    (``question_binding``)."""
     base = context_identity(job_id(artifact.sha256, policy.task_version, policy_sha256,
                                    f"jurat/{__version__}", attempt), artifact)
+    question = question_binding(artifact)
+    if question:
+        # Issue 29: one answer to two questions is two judgments, not one receipt shared.
+        base = digest_json({"job": base, **question})
     if artifact.target is None:
         return base
     # Issue 28: a corrected reference answer is a new judgment, not the old receipt reused
     # under a digest its judges never compared with.
     return digest_json({"job": base, "target": artifact.target.sha256})
+
+
+def question_binding(artifact: Artifact) -> dict[str, str]:
+    """What identifies the question an output answers, beyond what the job binds already:
+    the input's digest when the output was given beside it (a criteria row without a
+    ``[subject]``; a subject's artifact digest is its input's). A task is bound by its
+    statement (``context_digests``); a bare task id without ``[[tasks]]`` is a label, not
+    bound, so that every job made before issue 29 keeps its id (a quickstart ledger resumes
+    without drawing a sample). Empty for an artifact without such an input."""
+    if artifact.input is not None and artifact.sha256 != sha256_digest(artifact.input):
+        return {"input_sha256": sha256_digest(artifact.input)}
+    return {}
 
 
 def context_identity(base: str, artifact: Artifact) -> str:
