@@ -116,12 +116,12 @@ def run(
     ] = None,
     resume: Annotated[str | None, typer.Option(
         "--resume", metavar="RUN_ID", help="Resume the interrupted run RUN_ID (its 'run id: "
-        "…' line) of a campaign with a [subject]: what it executed is not executed again. "
+        "…' line) of a campaign with a \\[subject]: what it executed is not executed again. "
         "Without it each run executes the subject afresh.")] = None,
     recapture: Annotated[bool, typer.Option(
-        "--recapture", help="Fetch every [[grounding.references]] url again instead of "
+        "--recapture", help="Fetch every \\[\\[grounding.references]] url again instead of "
         "reusing its capture; new bytes are a new policy, refused for a campaign the ledger "
-        "already holds (give it a new [campaign] id).")] = False,
+        "already holds (give it a new \\[campaign] id).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="Processes that share the run (default: one per core, at "
@@ -135,7 +135,7 @@ def run(
     = None,
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, metavar="N", help="Judge only the first N artifacts in campaign "
-        "order ([[artifacts]], then each dataset's rows); the others are not judged and get "
+        "order (\\[\\[artifacts]], then each dataset's rows); the others are not judged and get "
         "no receipt. Job ids and receipts are those of a full run, which reuses them.")]
     = None,
     only: Annotated[list[str] | None, typer.Option(
@@ -251,7 +251,7 @@ def check(
         "--limits", help="e.g. wall_s=5,memory_mb=256")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     campaign: Annotated[Path | None, typer.Option(
-        "--campaign", help="Check as `jurat run` would for this campaign: its [checks.python] "
+        "--campaign", help="Check as `jurat run` would for this campaign: its \\[checks.python] "
         "(tests, module, limits, imports, lint) and its rubric.hard_gates.")] = None,
 ) -> None:
     """Run the deterministic checks alone; exit 0 pass, 2 a required gate failed, 3 input.
@@ -267,14 +267,21 @@ def check(
 @app.command()
 def selftest(
     campaign: Annotated[Path | None, typer.Argument(
-        help="Campaign whose judges to test (default: the built-in stub and sim panel).")] = None,
+        help="Campaign whose judges to test (default, with no --judge either: the built-in "
+        "sim judge alone).")] = None,
     judge: Annotated[list[str] | None, typer.Option(
-        "--judge", help="Provider to test, e.g. sim or stub:always-equivalent.")] = None,
+        "--judge", help="A provider to test as well, e.g. sim or stub:always-equivalent "
+        "(repeat for several); local judges only, unless the campaign allows its endpoint.")]
+    = None,
 ) -> None:
-    """Negative controls, canaries and the bias monitor; exit 1 when a judge fails, 3 input.
+    """Negative controls, canaries and the bias monitor; exit 1 when a control fails or
+    none applies to a judge, 3 input.
 
-    With a campaign: its panel, only the controls of its kind, and its
-    allowed_destinations (a judge outside them is refused before any request: exit 3).
+    Without a campaign: every control, for the --judge providers (or the built-in sim
+    judge). With a campaign: its panel, only the controls of its kind, and its
+    allowed_destinations (a judge outside them is refused before any request: exit 3). A
+    failed control is listed after the table with its input, the expected and the actual
+    answer.
     """
     from jurat.cli._selftest import selftest_command
 

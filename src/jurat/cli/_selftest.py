@@ -5,6 +5,10 @@ With a campaign, its panel is tested as the campaign uses it: only the controls 
 campaign's kind, and requests only to its ``allowed_destinations`` (local judges, which
 send nothing anywhere, are always allowed). Without one, every control, local judges only.
 
+A failed control is named after the table with what it asked (the control's input: jurat's
+own text, shown capped with its digest), the answer it expected and the one the judge's
+votes gave (answer words and counts, never a judge's prose).
+
 Exit 0 every judge passed every control that applies to it; 1 a control failed, or no
 control applied to a judge (nothing was shown); 3 the campaign or a ``--judge`` could not
 be read, or a judge's endpoint is not allowed or its API key is not set (checked before
@@ -141,6 +145,8 @@ def selftest_command(campaign: Path | None, providers: Sequence[str]) -> ExitCod
         if all(check.result == "n/a" for check in checks):
             idle.append(shown(judge.id))
     console.print(table)
+    _print_misses([check for checks in results for check in checks if check.result == "fail"],
+                  console)
     na = f" ({not_applicable} not applicable)" if not_applicable else ""
     if idle:
         console.print(f"[red]no control applies to {', '.join(idle)}[/]: it answers none of "
@@ -150,3 +156,17 @@ def selftest_command(campaign: Path | None, providers: Sequence[str]) -> ExitCod
     elif not idle:
         console.print(f"all applicable controls pass{na}")
     return ExitCode.OK if not failed and not idle else ExitCode.ESCALATE
+
+
+def _print_misses(failed: Sequence[Check], console: Console) -> None:
+    """Each failed control: its judge and name, then each input it got wrong."""
+    if not failed:
+        return
+    lines = ["failed controls:"]
+    for check in failed:
+        lines.append(f"  {shown(check.judge)}  {shown(check.name)}")
+        for miss in check.misses:
+            lines += [f"    input:    {shown(miss.input)}",
+                      f"    expected: {shown(miss.expected)}",
+                      f"    actual:   {shown(miss.actual)}"]
+    console.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)

@@ -34,6 +34,7 @@ from jurat.runner._selftest import (
     ALL_CONTROLS,
     CONTROLS_FOR,
     Check,
+    Miss,
     selftest_judge,
     selftest_preflight,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "TASK_NAME",
     "Captured",
     "Check",
+    "Miss",
     "Execution",
     "Gathered",
     "Inventory",

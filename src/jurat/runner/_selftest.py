@@ -80,6 +80,40 @@ CONTROLS_FOR: dict[Kind, tuple[CallKind, ...]] = {
 ALL_CONTROLS: tuple[CallKind, ...] = ("equivalence", "rubric", "criterion", "pairwise")
 
 
+class Miss(Frozen):
+    """What a failed control asked and got: jurat's own control input, never a judged
+    party's, so its text may be shown (capped), beside its digest."""
+
+    input: str
+    """The control's input as shown: its text (at most ``_SHOWN`` characters) and sha256."""
+    expected: str
+    """The answer the control expects (an enum, a rollout, a bound)."""
+    actual: str
+    """What the judge's votes gave: the answer words and counts, never a judge's prose."""
+
+
+#: The most characters of a control's input shown.
+_SHOWN = 80
+
+
+def shown_input(*parts: tuple[str, str]) -> str:
+    """``label "text"`` for each part (capped), then the sha256 of their canonical JSON."""
+    texts = []
+    for label, text in parts:
+        cut = text if len(text) <= _SHOWN else text[:_SHOWN - 1] + "…"
+        texts.append(f"{label} {canonical_json(cut).decode('utf-8')}")
+    digest = sha256_digest(canonical_json({label: text for label, text in parts}))
+    return f"{', '.join(texts)} (sha256 {digest[:12]}…)"
+
+
+def vote_words(votes: Sequence[Vote], key: str) -> str:
+    """The votes' answers under ``key`` (``decision``, ``verdict``, ``winner``), counted, an
+    error counted by its kind: ``no 5/5``, ``EQUIVALENT 1/1``."""
+    words = [str(v.answer.get(key)) if v.answer else f"error {v.error}" for v in votes]
+    counts = {w: words.count(w) for w in dict.fromkeys(words)}
+    return ", ".join(f"{w} {n}/{len(words)}" for w, n in counts.items()) or "no vote"
+
+
 class Check(Frozen):
     """One row of the selftest table."""
 
@@ -92,6 +126,8 @@ class Check(Frozen):
     neither a pass nor a failure."""
     detail: str
     """What was seen."""
+    misses: tuple[Miss, ...] = ()
+    """For a failed control: each input it got wrong, with the expected and actual answer."""
 
     @property
     def ok(self) -> bool:
@@ -99,8 +135,10 @@ class Check(Frozen):
         return self.result != "fail"
 
 
-def _check(judge: str, name: str, ok: bool, detail: str) -> Check:
-    return Check(judge=judge, name=name, result="pass" if ok else "fail", detail=detail)
+def _check(judge: str, name: str, ok: bool, detail: str,
+           misses: Sequence[Miss] = ()) -> Check:
+    return Check(judge=judge, name=name, result="pass" if ok else "fail", detail=detail,
+                 misses=() if ok else tuple(misses))
 
 
 class _Controls:
@@ -144,20 +182,29 @@ async def _equivalence_controls(c: _Controls) -> list[Check]:
     seen: list[str] = []
     for name, (pairs, expected) in groups.items():
         got = []
+        misses = []
         for i, (a, b) in enumerate(pairs):
             votes = await c.votes(policy, _artifact(f"eq{i}", a=a, b=b, truth=expected))
             decision = votes[0].answer.get("decision") if votes[0].answer else "PARSE_ERROR"
             got.append(str(decision))
+            if got[-1] != expected:
+                misses.append(Miss(input=shown_input(("a", a), ("b", b)), expected=expected,
+                                   actual=got[-1] if votes[0].answer else
+                                   f"PARSE_ERROR ({votes[0].error})"))
         seen.extend(got)
         hits = got.count(expected)
         checks.append(_check(judge.id, name, hits / len(got) >= CONTROL_PASS_RATE,
-                             f"{hits}/{len(got)} as expected ({', '.join(got)})"))
+                             f"{hits}/{len(got)} as expected ({', '.join(got)})", misses))
     # Over all controls, a parse error included (seed 002 §6): the live monitor's statistic.
     equivalent, _ = equivalent_share(seen)
     eq_rate = equivalent / len(seen)
     checks.append(_check(judge.id, "bias: always-equivalent",
                          eq_rate <= BOUNDS.max_always_equivalent,
-                         f"EQUIVALENT on {eq_rate:.0%} of all controls"))
+                         f"EQUIVALENT on {eq_rate:.0%} of all controls",
+                         [Miss(input=f"the {len(seen)} equivalence controls above",
+                               expected=f"EQUIVALENT on at most "
+                                        f"{BOUNDS.max_always_equivalent:.0%}",
+                               actual=f"EQUIVALENT on {eq_rate:.0%}")]))
     return checks
 
 
@@ -169,15 +216,20 @@ async def _rubric_canaries(c: _Controls) -> list[Check]:
     judge = c.judge
     policy = c.policy(kind="rubric", judges=(judge,), rubric=_RUBRIC,
                       risk_tier=RISK_TIERS["standard"].model_copy(update={"votes": 1}))
-    good = decide(policy, [], await c.votes(policy, _artifact("good", text=GOOD_CODE,
-                                                               truth="accept")))
-    bad = decide(policy, [], await c.votes(policy, _artifact("bad", text=BAD_CODE,
-                                                              truth="reject")))
+    good_votes = await c.votes(policy, _artifact("good", text=GOOD_CODE, truth="accept"))
+    bad_votes = await c.votes(policy, _artifact("bad", text=BAD_CODE, truth="reject"))
+    good, bad = decide(policy, [], good_votes), decide(policy, [], bad_votes)
     return [
         _check(judge.id, "canary: correct code accepted", good.disposition == "accept",
-               f"{good.disposition} (Q {good.q})"),
+               f"{good.disposition} (Q {good.q})",
+               [Miss(input=shown_input(("code", GOOD_CODE)), expected="accept",
+                     actual=f"{good.disposition} (Q {good.q}; votes "
+                            f"{vote_words(good_votes, 'decision')})")]),
         _check(judge.id, "bias: always-accept (broken code)", bad.disposition != "accept",
-               f"{bad.disposition} (Q {bad.q})"),
+               f"{bad.disposition} (Q {bad.q})",
+               [Miss(input=shown_input(("code", BAD_CODE)), expected="not accept",
+                     actual=f"{bad.disposition} (Q {bad.q}; votes "
+                            f"{vote_words(bad_votes, 'decision')})")]),
     ]
 
 
@@ -187,15 +239,26 @@ async def _criteria_canaries(c: _Controls) -> list[Check]:
         Criterion(id="mentions-paris", text="Does the answer name Paris as the capital?",
                   blocker=True),))
     policy = c.policy(kind="criteria", judges=(judge,), criteria=suite)
-    yes = decide(policy, [], await c.votes(policy, _artifact(
-        "yes", text=SHORT_RIGHT, truth={"mentions-paris": "yes"})))
-    no = decide(policy, [], await c.votes(policy, _artifact(
-        "no", text=LONG_WRONG, truth={"mentions-paris": "no"})))
+    criterion = suite.items[0]
+    yes_votes = await c.votes(policy, _artifact("yes", text=SHORT_RIGHT,
+                                                truth={"mentions-paris": "yes"}))
+    no_votes = await c.votes(policy, _artifact("no", text=LONG_WRONG,
+                                               truth={"mentions-paris": "no"}))
+    yes, no = decide(policy, [], yes_votes), decide(policy, [], no_votes)
+
+    def miss(text: str, expected: str, rollout: str | None, votes: list[Vote]) -> Miss:
+        return Miss(input=shown_input(("criterion", criterion.text or criterion.id),
+                                      ("output", text)),
+                    expected=expected,
+                    actual=f"{rollout} (votes {vote_words(votes, 'verdict')})")
+
     return [
         _check(judge.id, "canary: criterion met → SHIP", yes.rollout == "SHIP",
-               str(yes.rollout)),
+               f"expected SHIP, got {yes.rollout}",
+               [miss(SHORT_RIGHT, "SHIP (verdict yes)", yes.rollout, yes_votes)]),
         _check(judge.id, "canary: blocker missed → BLOCK", no.rollout == "BLOCK",
-               str(no.rollout)),
+               f"expected BLOCK, got {no.rollout}",
+               [miss(LONG_WRONG, "BLOCK (verdict no)", no.rollout, no_votes)]),
     ]
 
 
@@ -218,18 +281,31 @@ async def _pairwise_bias(c: _Controls) -> list[Check]:
     # Position bias and order reversal are measured as the report measures them.
     order = order_reversal(answers)
     rate = order.first_position_rate
+    pairs = f"the {len(cases)} pairwise controls (a short right and a long wrong answer, " \
+        "correct and broken code, each pair in both orders)"
     checks = [_check(judge.id, "bias: position (first-shown preferred)",
                      first_position_ok(rate, BOUNDS),
-                     f"first-shown chosen {order.first_position}/{order.ab_answers}")]
+                     f"first-shown chosen {order.first_position}/{order.ab_answers}",
+                     [Miss(input=pairs, expected="first-shown chosen within the monitor's "
+                           "bounds ([monitor] defaults)",
+                           actual=f"first-shown chosen {order.first_position}/"
+                                  f"{order.ab_answers}")])]
     if order.items:
         same = f"{order.consistent}/{order.items} artifacts: same majority under AB and BA"
         checks.append(_check(judge.id, "order-reversal consistency",
                              order.consistent / order.items >= BOUNDS.min_order_consistency,
-                             same))
+                             same,
+                             [Miss(input=pairs, expected=f"the same majority under AB and BA "
+                                   f"on at least {BOUNDS.min_order_consistency:.0%}",
+                                   actual=same)]))
     vrate = verbose / verbose_n if verbose_n else 0.0
     checks.append(_check(judge.id, "bias: verbosity (longer, wrong answer preferred)",
                          verbose_n > 0 and vrate <= 0.5,
-                         f"longer chosen {verbose}/{verbose_n}"))
+                         f"longer chosen {verbose}/{verbose_n}",
+                         [Miss(input=shown_input(("short right", SHORT_RIGHT),
+                                                 ("long wrong", LONG_WRONG)),
+                               expected="the longer, wrong answer chosen at most half the time",
+                               actual=f"longer chosen {verbose}/{verbose_n}")]))
     return checks
 
 
@@ -284,5 +360,7 @@ async def selftest_judge(
             checks.extend(await part(controls))
         except JuratError as exc:
             checks.append(_check(judge.id, part.__name__.strip("_").replace("_", " "), False,
-                                 f"error: {exc}"))
+                                 f"error: {exc}",
+                                 [Miss(input=f"the {kind} controls", expected="answers",
+                                       actual=f"error: {exc}")]))
     return checks
