@@ -1,6 +1,7 @@
 """docs/tutorial.md, run as written: its files are the shipped ones, its commands run from the
 repository root, and the decisions, exit codes and verification steps it shows are the ones
-jurat produces. So the tutorial cannot drift from jurat without this test failing."""
+jurat produces, as is every line of output it pastes (``…`` stands for lines left out). So
+the tutorial cannot drift from jurat without this test failing."""
 
 from __future__ import annotations
 
@@ -75,9 +76,11 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Step]]
     script = script.replace(".venv/bin/", f"{Path(sys.executable).parent}/")
     env = {**os.environ, "XDG_CONFIG_HOME": str(work / "config"),
            "XDG_STATE_HOME": str(work / "state"), "COLUMNS": "200"}
-    result = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True,
-                            text=True, timeout=600)
-    printed = re.split(r"^@@step \d+@@\n", result.stdout + result.stderr, flags=re.M)[1:]
+    # Standard error into standard output: each step's output in the order it was printed,
+    # as in a terminal (progress, errors and the report's line are on standard error).
+    result = subprocess.run(["bash", "-c", "exec 2>&1\n" + script], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=600)
+    printed = re.split(r"^@@step \d+@@\n", result.stdout, flags=re.M)[1:]
     assert len(printed) == len(steps), result.stdout + result.stderr
     return work, [Step(c, p, s) for (c, s), p in zip(steps, printed, strict=True)]
 
@@ -149,3 +152,44 @@ def test_the_report_shows_every_submission(session: tuple[Path, list[Step]]) -> 
     rows = re.findall(r'<tr class="decision[^"]*"[^>]*data-artifact="(\w+)"', page)
     assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "grace",
                             "mallory"]
+
+
+#: What differs from one run to the next, and the placeholder each becomes on both sides
+#: (besides the scratch directory): key hints and log ids (fresh keys), a receipt's digest (ECDSA
+#: signatures are randomised), the payload's length (the order jobs end in), a ledger
+#: entry's sequence number (likewise), and the sign of a correlation of zero.
+_VARIES = [
+    (re.compile(r"[A-Za-z0-9+/]{43}="), "<key>"),
+    (re.compile(r"jurat\.local/log/[0-9a-f]{16}"), "jurat.local/log/<id>"),
+    (re.compile(r"receipt sha256:[0-9a-f]{64}"), "receipt sha256:<receipt>"),
+    (re.compile(r"\d+ payload bytes"), "<n> payload bytes"),
+    (re.compile(r"^│ \d+ +│"), "│ <seq> │"),
+    (re.compile(r"[-+]0\.00 "), "0.00 "),
+]
+
+
+#: The scratch directory as the tutorial shows it (``WORK=$(mktemp -d)``).
+_SHOWN_WORK = "/tmp/tmp.50JHcBBMZp"
+
+
+def _pasted(line: str, work: str) -> str:
+    line = line.replace(work, "$WORK")
+    for pattern, placeholder in _VARIES:
+        line = pattern.sub(placeholder, line)
+    return " ".join(line.split())
+
+
+def test_every_pasted_line_is_one_the_command_prints(session: tuple[Path, list[Step]]) -> None:
+    """Issue 29: the pasted output had drifted (jurat.fold/v1 for v2, 23 decision fields for
+    24, 144 log entries for 69). Every line shown after a command is one it printed, but the
+    progress bar, whose timing is the machine's."""
+    work, steps = session
+    checked = 0
+    for step in steps:
+        printed = {_pasted(line, str(work)) for line in step.printed.splitlines()}
+        for line in step.shown.splitlines():
+            if line.strip() in ("", "…") or ("━━━━" in line and " samples " in line):
+                continue
+            assert _pasted(line, _SHOWN_WORK) in printed, (step.commands, line)
+            checked += 1
+    assert checked > 100
