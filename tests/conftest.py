@@ -10,7 +10,7 @@
   ``npm`` and ``slow`` are applied here from the rules in ``tests/support/marks.py``, so
   ``pytest -m "not slow and not browser and not ray"`` is a fast subset.
 - Order: the longest files first (``tests/support/marks.py``), so that on several xdist
-  workers (``make test`` runs ``-n auto``, each file whole on one worker) no long file
+  workers (``make test`` runs two per core, each file whole on one worker) no long file
   starts last.
 """
 
