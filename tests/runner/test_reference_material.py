@@ -158,7 +158,10 @@ def test_gold_answers_reach_no_contributor_visible_output(tmp_path: Path) -> Non
         assert verify(receipt, pub, tmp_path).returncode == 0, name
     leaks += _leaks("report", report.read_text())
     lines = telemetry.read_text().splitlines()
-    assert len(lines) == 3 * 3 * 3  # three judged pairs, three judges, three samples
+    # Three judged pairs, three judges, three samples; then each decision's own event.
+    samples = [line for line in lines if json.loads(line)["event"] == "judge.sample"]
+    assert len(samples) == 3 * 3 * 3
+    assert {json.loads(line)["event"] for line in lines} == {"judge.sample", "judge.decision"}
     for line in lines:
         leaks += _leaks("telemetry", line)
     leaks += _leaks("run output", run.stdout + run.stderr)

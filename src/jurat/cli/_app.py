@@ -114,6 +114,12 @@ def run(
     telemetry: Annotated[Path | None, typer.Option(
         "--telemetry", help="Write one judge.sample event per sample to this NDJSON file.")
     ] = None,
+    otlp: Annotated[str | None, typer.Option(
+        "--otlp", metavar="URL", help="Export one span per judge sample, criterion and job "
+        "(OpenTelemetry GenAI attributes; ids, enums and counts only) to this OTLP/HTTP "
+        "collector, e.g. http://localhost:4318 (/v1/traces is appended). Default: "
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT when set. Needs "
+        "jurat\\[otlp].")] = None,
     resume: Annotated[str | None, typer.Option(
         "--resume", metavar="RUN_ID", help="Resume the interrupted run RUN_ID (its 'run id: "
         "…' line) of a campaign with a \\[subject]: what it executed is not executed again. "
@@ -157,7 +163,7 @@ def run(
                          selection=Selection(limit=limit, only=tuple(only or ())))
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
                                ray_address=ray_address, rotate_key=rotate_key,
-                               resume=resume, recapture=recapture))
+                               resume=resume, recapture=recapture, otlp=otlp))
 
 
 @app.command()

@@ -31,6 +31,7 @@ from jurat.cli._rotation import (
     verify_lines,
 )
 from jurat.cli._summary import print_summary
+from jurat.cli._telemetry import close_telemetry, open_telemetry, otlp_target
 from jurat.cli._text import err_console, shown
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
@@ -140,16 +141,6 @@ def _out_dir(options: RunOptions, campaign_id: str) -> None:
                           f"{exc.strerror} (fix: a writable directory)") from exc
 
 
-def _telemetry(options: RunOptions) -> SampleTelemetry | None:
-    if options.telemetry_path is None:
-        return None
-    try:
-        return SampleTelemetry(options.telemetry_path)
-    except OSError as exc:
-        raise ConfigError(f"--telemetry {options.telemetry_path}: cannot write: "
-                          f"{exc.strerror} (fix: a writable file path)") from exc
-
-
 def _check_executor(options: RunOptions, executor: str, ray_address: str | None) -> None:
     """Refuse an unknown executor, or options Ray cannot run (ConfigError, exit 3)."""
     if executor == "ray":
@@ -164,13 +155,14 @@ def _check_executor(options: RunOptions, executor: str, ray_address: str | None)
 def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
                 executor: str = "local", ray_address: str | None = None,
                 rotate_key: bool = False, resume: str | None = None,
-                recapture: bool = False) -> ExitCode:
+                recapture: bool = False, otlp: str | None = None) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
     # Building adapters opens no connection (each opens its client on first use, in the
     # run's event loop), so an engine that fails preflight has nothing to close.
     engine = Engine()
     try:
+        otlp_source = otlp_target(options, otlp)  # --otlp, or the OTEL_EXPORTER_OTLP_* variables
         _check_executor(options, executor, ray_address)
         campaign = load_campaign(campaign_path)
         check_budget_executor(campaign, executor, options.workers)
@@ -229,11 +221,14 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             console.print(f"created a log key at {log.path} (public half beside it)",
                           markup=False)
         try:
-            telemetry = _telemetry(options)
+            telemetry = open_telemetry(options)
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
         if telemetry is not None:
-            stack.callback(telemetry.close)
+            stack.callback(close_telemetry, telemetry, console)
+        if options.otlp is not None:
+            console.print(f"otlp: one span per judge sample, criterion and job to {options.otlp} "
+                          f"({otlp_source})", markup=False, highlight=False, soft_wrap=True)
         # A JuratError from here on stopped the run part-way: it leaves through
         # ``finish``, exit 4 unless it is an input error (never 1, escalate/warn).
         try:

@@ -390,7 +390,8 @@ class Engine:
                     await _call(on_debug, vote, debug)
                 if telemetry is not None:
                     telemetry.sample(
-                        artifact.id, vote, of=planned.of, label=_label(vote, planned.kind)
+                        artifact.id, vote, of=planned.of, label=_label(vote, planned.kind),
+                        config=planned.judge, finish=debug.finish if debug else None,
                     )
                 await _call(on_vote, vote)
 

@@ -113,6 +113,10 @@ def check_ray_options(options: RunOptions, address: str | None) -> None:
     if options.telemetry_path is not None:
         raise ConfigError("--executor ray with --telemetry: the telemetry file is written by "
                           "one process (fix: drop --telemetry, or --executor local)")
+    if options.otlp is not None:
+        raise ConfigError("--executor ray with --otlp: spans are exported by one process "
+                          "(fix: drop --otlp and unset OTEL_EXPORTER_OTLP_*ENDPOINT, or "
+                          "--executor local)")
     if options.workers is not None:
         raise ConfigError("--executor ray with --workers: the cluster's CPUs decide how many "
                           "jobs run at once (fix: drop --workers)")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,6 +162,9 @@ class RunOptions:
     ledger_url: str | None = None
     key_path: Path | None = None
     telemetry_path: Path | None = None
+    otlp: str | None = None
+    """The OTLP/HTTP traces URL spans go to (``--otlp`` or the standard variables;
+    judges/_otlp.py); None: no span is exported."""
     attempt: int = 1
     run_id: str | None = None
     """The run the subject is executed under (runner/_rerun.py): fresh for each `jurat run`
@@ -269,8 +273,9 @@ class JobRunner:
                 payload["execution"] = execution.record()
             await self._append("job_received", job, artifact, payload)
         try:
-            return await self._evaluate(job, artifact, execution, recorded,
-                                        executed_now=executed_now, given=inputs)
+            with self._traced(job, artifact):
+                return await self._evaluate(job, artifact, execution, recorded,
+                                            executed_now=executed_now, given=inputs)
         except (JobIncomplete, BudgetExhausted):
             # An outage (each sample without an answer is journalled as transport_failed),
             # or the cap: neither is a failed evaluation, and a later run resumes the job.
@@ -279,6 +284,12 @@ class JobRunner:
             await self._append("evaluation_failed", job, artifact,
                                {"error": type(exc).__name__, "message": str(exc)})
             raise
+
+    def _traced(self, job: str, artifact: Artifact) -> AbstractContextManager[None]:
+        """The telemetry's view of one job: its samples and its decision are one trace."""
+        if self.telemetry is None:
+            return nullcontext()
+        return self.telemetry.job(job, artifact.id, self.campaign.id)
 
     def _received(self, artifact: Artifact) -> dict[str, JsonValue]:
         """What every ``job_received`` entry of the run records (seed 000: the job binds
@@ -402,6 +413,8 @@ class JobRunner:
             votes = await self._judge(job, artifact, bundle, gates, recorded, drawn)
         decision = decide(self.policy, gates, votes, artifact=artifact.id,
                           claims=work_claims(artifact.claims))
+        if self.telemetry is not None:
+            self.telemetry.decision(artifact.id, decision)  # seed 001 §6: samples, agreement
         if decision.disposition == "escalate" or (
             decision.kind == "equivalence" and decision.equivalent is None
         ):

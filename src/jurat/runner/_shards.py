@@ -143,11 +143,12 @@ def workers_for(options: RunOptions, campaign: Campaign, artifacts: int) -> int:
     campaign of ``MIN_ARTIFACTS_PER_WORKER`` artifacts per worker, and one when threads
     are running or with telemetry (its file has one writer). Raises ConfigError for
     ``--workers`` above 1 with ``--telemetry``."""
-    if options.telemetry_path is not None:
+    if options.telemetry_path is not None or options.otlp is not None:
+        flag = "--telemetry" if options.telemetry_path is not None else "--otlp"
         if options.workers is not None and options.workers > 1:
-            raise ConfigError(f"--workers {options.workers} with --telemetry: the telemetry "
-                              "file is written by one process (fix: drop --workers, or "
-                              "--telemetry)")
+            raise ConfigError(f"--workers {options.workers} with {flag}: the telemetry "
+                              "is written by one process (fix: drop --workers, or "
+                              f"{flag})")
         return 1
     if campaign.budget is not None:
         return 1  # one process holds the cap (runner/_budget.py refuses --workers above 1)
