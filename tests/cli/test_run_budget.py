@@ -146,3 +146,53 @@ def test_a_budget_runs_in_one_process(tmp_path: Path, server: FakeOpenAI) -> Non
     assert result.code == 3, result.out + result.err
     assert "--workers 2 with [budget]" in " ".join(result.err.split())
     assert server.received == []
+
+
+SUBJECT = """\
+[campaign]
+id = "capped-subject"
+kind = "criteria"
+allowed_destinations = ["{url}"]
+
+[criteria]
+samples = 1
+blocker_samples = 1
+items = [{{ id = "correct", text = "Is the answer correct?", blocker = true }}]
+
+[budget]
+tokens = 100
+
+[subject]
+provider = "openai-compat"
+base_url = "{url}"
+model = "fake-subject"
+api_key_env = "FAKE_KEY"
+prompt = "Answer: {{input}}"
+
+[[judges]]
+id = "paid"
+provider = "openai-compat"
+base_url = "{url}"
+model = "fake-judge"
+api_key_env = "FAKE_KEY"
+
+[[artifacts]]
+id = "q1"
+input = "What is 2 plus 2?"
+"""
+
+
+def test_a_subject_call_the_cap_stops_is_no_failed_execution(
+    tmp_path: Path, server: FakeOpenAI
+) -> None:
+    path = tmp_path / "campaign.toml"
+    path.write_text(SUBJECT.format(url=server.url))
+    result = run(tmp_path, path, server)
+    assert result.code == 4, result.out + result.err
+    assert server.received == []
+    assert "1 call not sent; raise [budget] tokens to resume" in " ".join(result.err.split())
+    # Nothing judged or signed: a call not sent is neither an execution nor its failure.
+    samples, _, receipts, kinds = recorded(tmp_path)
+    assert (samples, receipts) == (0, 0)
+    assert "decision" not in kinds and "evaluation_failed" not in kinds
+    assert "BudgetExhausted" not in result.ledger_text()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import Field, JsonValue
 
 from jurat.canonical import sha256_digest
-from jurat.errors import JudgeOutputError, JuratError, TransportError
+from jurat.errors import BudgetExhausted, JudgeOutputError, JuratError, TransportError
 from jurat.judges import Engine
 from jurat.models import (
     GATE_SUBJECT_EXECUTION,
@@ -78,6 +78,8 @@ async def execute_subject(policy: Policy, artifact: Artifact, engine: Engine) ->
         raw = await engine.complete_text(
             policy.subject, execution_prompt(policy, artifact), temperature=temperature
         )
+    except BudgetExhausted:
+        raise  # not sent: no execution happened, and a run under a raised cap makes it
     except JuratError as exc:
         kind = exc.kind if isinstance(exc, TransportError | JudgeOutputError) else None
         return Execution(output=None, error=kind or type(exc).__name__, message=str(exc))
