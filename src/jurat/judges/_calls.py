@@ -28,6 +28,7 @@ async def run_samples(
     clock: Callable[[], float] = time.monotonic,
     started: float | None = None,
     engine: Engine | None = None,
+    spacing_ms: int | None = None,
 ) -> list[Vote]:
     """Run every planned judge sample of one artifact's job and return all its votes.
 
@@ -49,12 +50,16 @@ async def run_samples(
     ``engine`` is the caller's (a run passes the one it opened); without it, an engine is
     opened for this call and closed before returning, so no limit or connection is shared
     with any other call.
+
+    ``spacing_ms``: the least time between successive samples of one (judge, criterion);
+    None takes each judge's ``spacing_ms``, 0 sends them in one burst (judges/_spacing.py).
     """
     if engine is None:
         async with Engine() as own:
             return await own.run_samples(
                 policy, artifact, bundle, gates, existing=existing, on_vote=on_vote,
                 on_retry=on_retry, telemetry=telemetry, clock=clock, started=started,
+                spacing_ms=spacing_ms,
             )
     return await engine.run_samples(
         policy,
@@ -67,6 +72,7 @@ async def run_samples(
         telemetry=telemetry,
         clock=clock,
         started=started,
+        spacing_ms=spacing_ms,
     )
 
 

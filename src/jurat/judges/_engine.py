@@ -56,6 +56,7 @@ from jurat.judges._protocol import (
 )
 from jurat.judges._ratelimit import EndpointLimiter
 from jurat.judges._replay import ReplayRecord, ReplayRecorder, execution_key
+from jurat.judges._spacing import Dispatched, Spacing, spacing_of
 from jurat.judges._telemetry import SampleTelemetry
 from jurat.judges._validate import interpret
 from jurat.models import (
@@ -268,8 +269,11 @@ class Engine:
         clock: Callable[[], float],
         record_key: tuple[str, str, int],
         on_retry: OnRetry | None,
+        on_dispatch: Dispatched | None = None,
     ) -> _Attempts:
-        """Call until an answer, a final error, or the retries are spent."""
+        """Call until an answer, a final error, or the retries are spent.
+
+        ``on_dispatch(at)``: called once, when the first attempt is sent (spacing)."""
         judge = self.judge(config)
         limiter = self.limiter(config)
         out = _Attempts()
@@ -287,6 +291,8 @@ class Engine:
                 start = clock()
                 if out.dispatched is None:
                     out.dispatched = start
+                    if on_dispatch is not None:
+                        on_dispatch(start)
                 try:
                     async with asyncio.timeout(config.timeout_s):
                         out.raw = await judge.complete(call)
@@ -360,11 +366,16 @@ class Engine:
         clock: Callable[[], float] = time.monotonic,
         started: float | None = None,
         on_debug: OnDebug | None = None,
+        spacing_ms: int | None = None,
     ) -> list[Vote]:
         """Plan, skip what is recorded, dispatch the rest; see ``run_samples``.
 
         ``on_debug(vote, debug)``: the operator's record of each sample that got a
-        response (judges/_debug.py), awaited just before ``on_vote`` of the same vote."""
+        response (judges/_debug.py), awaited just before ``on_vote`` of the same vote.
+        ``spacing_ms``: the least time between the dispatches of successive samples of one
+        (judge, criterion) of this artifact (judges/_spacing.py); None: each judge's
+        ``spacing_ms``, 0: none (a burst), whatever the judges declare. Waits use the
+        engine's ``sleep`` and this call's ``clock``."""
         started = clock() if started is None else started
         plan = plan_samples(policy, artifact)
         bundle = judge_bundle(artifact, bundle)
@@ -375,10 +386,16 @@ class Engine:
         lock = asyncio.Lock()
         new: dict[tuple[str, str, int], Vote] = {}
         unsent: list[BudgetExhausted] = []
+        spacings: dict[tuple[str, str], Spacing] = {}
+        for p in plan:
+            gap = spacing_of(p.judge.spacing_ms, spacing_ms)
+            if gap > 0 and (p.judge.id, p.criterion) not in spacings:
+                spacings[(p.judge.id, p.criterion)] = Spacing(gap, clock, self._sleep)
 
         async def one(planned: PlannedSample) -> None:
             try:
-                vote, debug = await self._sample(job, planned, on_retry)
+                vote, debug = await self._sample(
+                    job, planned, on_retry, spacings.get((planned.judge.id, planned.criterion)))
             except BudgetExhausted as exc:
                 # Not sent, so not a sample: the job's calls in flight still finish and
                 # are recorded, and a run under a raised cap draws this one.
@@ -416,7 +433,8 @@ class Engine:
                 if p.key in done or p.key in new]
 
     async def _sample(self, job: ArtifactJob, planned: PlannedSample,
-                      on_retry: OnRetry | None) -> tuple[Vote, SampleDebug | None]:
+                      on_retry: OnRetry | None,
+                      spacing: Spacing | None = None) -> tuple[Vote, SampleDebug | None]:
         config = planned.judge
         artifact = job.artifact
         prompt_id = ""
@@ -442,13 +460,14 @@ class Engine:
                 claim=planned.claim,
             )
 
-        out = await self._attempts(
-            config,
-            make_call,
-            clock=job.clock,
-            record_key=(artifact.sha256, planned.criterion, planned.sample),
-            on_retry=on_retry,
-        )
+        key = (artifact.sha256, planned.criterion, planned.sample)
+        if spacing is None:
+            out = await self._attempts(config, make_call, clock=job.clock, record_key=key,
+                                       on_retry=on_retry)
+        else:
+            async with spacing.turn() as dispatched:
+                out = await self._attempts(config, make_call, clock=job.clock, record_key=key,
+                                           on_retry=on_retry, on_dispatch=dispatched)
         raw = out.raw
         answer: dict[str, Any] | None = None
         error = out.error.kind if isinstance(out.error, TransportError | JudgeOutputError) else None

@@ -71,6 +71,14 @@ class JudgeConfig(Frozen):
     """sim: probability that an answer is malformed."""
     latency_ms: float = Field(0.0, ge=0)
     """sim: latency of every call."""
+    spacing_ms: int | None = Field(
+        None, ge=1, le=600_000, exclude_if=lambda value: value is None
+    )
+    """The least time between the dispatches of successive samples of one item (one
+    artifact, one criterion) to this judge: latency traded for independence (seed 001, "Vote
+    correlation is real and unquantified"). None: a burst. Part of the policy and its digest,
+    since it changes what the samples are; written only when set, so a campaign that does
+    not set it keeps the policy digest it had before the key existed."""
     replay_file: str | None = None
     """replay: NDJSON file of recorded raw responses (campaign files: inside its directory)."""
     model_family: str | None = Field(
