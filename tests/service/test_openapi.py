@@ -115,7 +115,9 @@ MAY = {
 #: enter, so it gets the most; an operation with nothing left to generate once its path is
 #: fixed (``BARE``) gets one, as its other cases would all be the same request. At least
 #: ``MIN_CASES`` in all.
-SUBMIT_CASES, CASES, MIN_CASES = examples(120), examples(40), examples(1000)  # scale.py
+# The submit path keeps its 120 under every profile: fewer generated bodies (30) reached
+# no 202 in a run, and that answer is what the test checks the handler for.
+SUBMIT_CASES, CASES, MIN_CASES = 120, examples(40), examples(1000)  # scale.py
 BARE = ("/v1/jobs/{job_id}/proof", "/healthz", "/v1/checkpoint", "/v1/campaigns")
 
 
