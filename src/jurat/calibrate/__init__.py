@@ -7,11 +7,12 @@ receipts, so a calibration is only ever computed from evidence a stranger can ch
 from jurat.calibrate._agreement import UNDECIDED, Agreement, Interval, agreement
 from jurat.calibrate._gold import GOLD_LABELS, Gold, load_gold, normalise_label
 from jurat.calibrate._labels import DECISION, rater_labels
-from jurat.calibrate._report import CalibrationReport, calibrate
+from jurat.calibrate._report import SETTLED, CalibrationReport, calibrate
 
 __all__ = [
     "DECISION",
     "GOLD_LABELS",
+    "SETTLED",
     "UNDECIDED",
     "Agreement",
     "CalibrationReport",

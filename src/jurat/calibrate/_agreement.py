@@ -49,8 +49,14 @@ class Agreement(Frozen):
 
     rater: str
     """Judge id, or ``decision`` for the folded decision."""
+    criterion: str | None = None
+    """criteria campaigns: the criterion this judge is compared on; None otherwise."""
     items: int = Field(ge=0)
-    """Items compared: artifacts with both a gold label and a verified receipt."""
+    """Items compared: artifacts with both a gold label and a verified receipt that the
+    rater was asked about (a judge: not settled without a judge)."""
+    not_asked: int = Field(0, ge=0)
+    """Artifacts with gold and a receipt this rater was not asked about (settled without a
+    judge: a deterministic settlement or a veto); not in ``items``, not in any figure."""
     coverage: float | None
     """Share of those items the rater labelled (not undecided)."""
     accuracy: float | None
@@ -129,8 +135,9 @@ def _flags(labels: Sequence[str], gold: Sequence[str], kappa: Interval) -> list[
 
 
 def agreement(rater: str, kind_labels: Sequence[str], gold: Sequence[str],
-              rated: Sequence[str | None]) -> Agreement:
-    """``rater``'s labels ``rated`` (None: undecided) against ``gold``, item by item."""
+              rated: Sequence[str | None], *, not_asked: int = 0) -> Agreement:
+    """``rater``'s labels ``rated`` (None: undecided) against ``gold``, item by item;
+    ``not_asked``: the items left out because the rater was not asked (reported only)."""
     numpy, cohens_kappa, krippendorff = _libraries()
     categories = (*kind_labels, UNDECIDED)
     index = {c: i for i, c in enumerate(categories)}
@@ -141,7 +148,7 @@ def agreement(rater: str, kind_labels: Sequence[str], gold: Sequence[str],
         table[index[g], index[r]] += 1
     if n == 0:
         empty = Interval(value=None, low=None, high=None)
-        return Agreement(rater=rater, items=0, coverage=None, accuracy=None,
+        return Agreement(rater=rater, items=0, not_asked=not_asked, coverage=None, accuracy=None,
                          categories=categories, confusion=tuple(tuple(row) for row in table),
                          kappa=empty, alpha=empty, flags=("no items to compare",))
     kappa = _kappa(table, cohens_kappa)
@@ -150,6 +157,7 @@ def agreement(rater: str, kind_labels: Sequence[str], gold: Sequence[str],
     return Agreement(
         rater=rater,
         items=n,
+        not_asked=not_asked,
         coverage=sum(1 for r in labels if r != UNDECIDED) / n,
         accuracy=int(numpy.trace(table)) / n,
         categories=categories,

@@ -5,6 +5,11 @@ recorded policy with a panel of that one judge and a tier of one vote, so a judg
 samples are folded exactly as in the receipt (seed 000: a judge's samples are one
 witness, folded first). ``None`` is "undecided": no substantive vote, a tie, an
 abstention, or an escalation. Nothing here re-implements a fold rule.
+
+A judge is compared only on the artifacts it was asked about (``asked``): a pair the
+deterministic pass settled, or a vetoed artifact, records why no judge was asked
+(``inputs.judges_skipped``) and holds none of its votes; such a row is the pipeline's
+settlement, not the judge's undecided answer (``settled_without_judge``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from jurat.fold import decide
 from jurat.models import Decision, Policy, RiskTier
 from jurat.receipts import Statement
 
-__all__ = ["DECISION", "rater_labels"]
+__all__ = ["DECISION", "asked", "rater_labels", "settled_without_judge"]
 
 #: The rater name of the folded decision, beside the judges' ids.
 DECISION = "decision"
@@ -36,8 +41,8 @@ def _label_of(kind: str, decision: Decision, *, folded: bool) -> str | None:
         if folded and decision.disposition != "accept":
             return None
         return decision.label
-    raise ConfigError(f"jurat calibrate reads rubric, pairwise and equivalence campaigns, "
-                      f"not {kind!r}")
+    raise ConfigError(f"one label per artifact is read for rubric, pairwise and equivalence "
+                      f"campaigns, not {kind!r} (criteria: per criterion, calibrate/_criteria.py)")
 
 
 def _alone(policy: Policy, judge_id: str) -> Policy:
@@ -57,3 +62,18 @@ def rater_labels(statement: Statement) -> dict[str, str | None]:
         labels[judge.id] = _label_of(policy.kind, alone, folded=False)
     labels[DECISION] = _label_of(policy.kind, predicate.decision, folded=True)
     return labels
+
+
+def settled_without_judge(statement: Statement) -> str | None:
+    """Why no judge was asked about this artifact (the receipt's ``judges_skipped``), or None."""
+    return statement.predicate.inputs.judges_skipped
+
+
+def asked(statement: Statement, judge_id: str) -> bool:
+    """Whether ``judge_id`` was asked about this artifact: it has a recorded vote (errors
+    included), or the receipt does not record that no judge was asked (a judge left without
+    a vote then is undecided, never dropped)."""
+    predicate = statement.predicate
+    if predicate.inputs.judges_skipped is None:
+        return True
+    return any(v.judge == judge_id for v in predicate.votes)

@@ -1,7 +1,8 @@
 """``jurat calibrate RECEIPTS… --gold FILE [--key PUB] [--out FILE] [--json]``.
 
 Exit 0 every rater was compared and none is flagged; 1 a rater is flagged (constant, or
-no better than chance), or a receipt did not verify; 3 a receipt, the key or the gold
+no better than chance), or a receipt did not verify (the artifacts settled without a
+judge are shown apart and never flag the panel); 3 a receipt, the key or the gold
 file could not be read or does not fit the campaign.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.table import Table
 
-from jurat.calibrate import CalibrationReport, Interval, calibrate
+from jurat.calibrate import Agreement, CalibrationReport, Interval, calibrate
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._verify import receipt_paths
@@ -41,13 +42,27 @@ def _share(x: float | None) -> str:
 def _table(report: CalibrationReport) -> Table:
     table = Table(title=f"{report.campaign_id} ({report.kind}) against gold: "
                         f"{len(report.receipts)} artifacts")
-    for column in ("rater", "items", "coverage", "accuracy", "Cohen's kappa [95%]",
-                   "Krippendorff's alpha [95%]", "flags"):
+    for column in ("rater", "items", "not asked", "coverage", "accuracy",
+                   "Cohen's kappa [95%]", "Krippendorff's alpha [95%]", "flags"):
         table.add_column(column)
     for r in report.raters:
-        table.add_row(escape(r.rater), str(r.items), _share(r.coverage), _share(r.accuracy),
-                      _interval(r.kappa), _interval(r.alpha), escape("; ".join(r.flags)) or "-")
+        _row(table, r)
+    if report.settled is not None:
+        # The pipeline's settlements (no judge asked): shown, never any judge's figure.
+        table.add_section()
+        _row(table, report.settled, note="not a judge's; not in the exit status")
     return table
+
+
+def _name(r: Agreement) -> str:
+    return r.rater if r.criterion is None else f"{r.rater} / {r.criterion}"
+
+
+def _row(table: Table, r: Agreement, *, note: str = "") -> None:
+    flags = "; ".join((*r.flags, note) if note else r.flags)
+    table.add_row(escape(_name(r)), str(r.items), str(r.not_asked), _share(r.coverage),
+                  _share(r.accuracy), _interval(r.kappa), _interval(r.alpha),
+                  escape(flags) or "-")
 
 
 def calibrate_command(receipts: Sequence[Path], gold: Path, key: Path | None,
@@ -71,11 +86,14 @@ def calibrate_command(receipts: Sequence[Path], gold: Path, key: Path | None,
         print(text, end="")
     else:
         console.print(_table(report))
-        for r in report.raters:
+        for r in (*report.raters, *([report.settled] if report.settled else [])):
             rows = " | ".join(f"{c}: {list(row)}" for c, row in zip(r.categories, r.confusion,
                                                                     strict=True))
-            console.print(f"confusion {escape(r.rater)} (gold row: rater columns "
+            console.print(f"confusion {escape(_name(r))} (gold row: rater columns "
                           f"{list(r.categories)}): {escape(rows)}")
+        for why, count in report.settled_by.items():
+            console.print(f"{count} artifacts settled without a judge: {escape(why)} "
+                          "(not compared for any judge)")
         if report.unlabelled:
             console.print(f"{len(report.unlabelled)} artifacts have no gold label "
                           "(not compared)")
@@ -83,7 +101,7 @@ def calibrate_command(receipts: Sequence[Path], gold: Path, key: Path | None,
             console.print(f"{report.without_receipt} gold rows have no receipt (not compared)")
         if out is not None:
             console.print(f"report: {escape(str(out))}")
-    flagged = [r.rater for r in report.raters if r.flags]
+    flagged = list(dict.fromkeys(_name(r) for r in report.raters if r.flags))
     if flagged and not as_json:
         console.print(f"[red]flagged[/]: {escape(', '.join(flagged))}")
     return ExitCode.ESCALATE if flagged else ExitCode.OK
