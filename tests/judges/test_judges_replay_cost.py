@@ -168,9 +168,11 @@ def test_agreement_so_far_tracks_each_criterion() -> None:
 
 async def test_slow_drip_bodies_cannot_outlast_the_timeout(fake: FakeOpenAI) -> None:
     fake.push(
-        completion("DECISION: EQUIVALENT\nREASON: r\nNUMERIC_A: 1\nNUMERIC_B: 1", trickle_s=0.02)
+        completion("DECISION: EQUIVALENT\nREASON: r\nNUMERIC_A: 1\nNUMERIC_B: 1", trickle_s=0.05)
     )
-    config = judge(provider="openai-compat", base_url=fake.url, model="m", timeout_s=0.3,
+    # 1.2 s: the two plain answers finish inside it on a loaded machine too; the drip
+    # (about 60 characters at 50 ms) does not.
+    config = judge(provider="openai-compat", base_url=fake.url, model="m", timeout_s=1.2,
                    retries=0)
     pol = policy("equivalence", judges=config, samples=3)
     engine = Engine()
