@@ -232,6 +232,30 @@ def calibrate(
 
 
 @app.command()
+def qualify(
+    campaign: Annotated[Path, typer.Argument(help="Campaign TOML: the qualification set.")],
+    samples: Annotated[int, typer.Option("--samples", help="K per item per window and mode.")] = 5,
+    windows: Annotated[int, typer.Option("--windows", help="Time windows (>= 2 for drift).")] = 2,
+    spacing_ms: Annotated[int, typer.Option(
+        "--spacing-ms", help="Gap between spaced samples of one item.")] = 1000,
+    pause: Annotated[float, typer.Option("--pause", help="Seconds between windows.")] = 30.0,
+    budget: Annotated[float, typer.Option("--budget", help="False-block budget.")] = 0.005,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write figures here.")] = None,
+    record: Annotated[Path | None, typer.Option(
+        "--record", help="Write the signed qualification record here.")] = None,
+    key: Annotated[Path | None, typer.Option("--key", help="PEM signing key.")] = None,
+) -> None:
+    """Measure each judge's repeatability, vote correlation rho, n_eff and implied error
+    rates (docs/qualify.md), and sign a qualification record. Exit 0 measured, 3 an input
+    could not be read or a judge could not be called."""
+    from jurat.cli._qualify import qualify_command
+
+    finish(lambda: qualify_command(campaign, samples=samples, windows=windows,
+                                   spacing_ms=spacing_ms, pause=pause, budget=budget,
+                                   json_out=json_out, record_out=record, key=key))
+
+
+@app.command()
 def replay(
     ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
                                           help="Ledger URL or SQLite file path.")],
