@@ -420,13 +420,20 @@ def serve(
     board: Annotated[bool, typer.Option(
         "--board", help="Also serve the public board of every signed verdict at /board/, "
         "without a token (docs/board.md).")] = False,
+    replica_id: Annotated[str | None, typer.Option(
+        "--replica-id", help="This replica's name in the PostgreSQL ledger's job leases "
+        "(default: the host name; docs/service.md, \"Replicas\").")] = None,
+    lease_s: Annotated[float, typer.Option(
+        "--lease-s", min=1.0, max=3600.0, help="Seconds a job's lease lasts unless renewed: "
+        "how long a dead replica's jobs wait for another (PostgreSQL ledger).")] = 30.0,
 ) -> None:
     """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""
     from jurat.cli._serve import serve_command
 
     finish(lambda: serve_command(campaigns, ledger_url=ledger, key_path=key, log_key=log_key,
                                  host=host, port=port, executor=executor,
-                                 ray_address=ray_address, board=board))
+                                 ray_address=ray_address, board=board,
+                                 replica_id=replica_id, lease_s=lease_s))
 
 
 @token_app.command("create")
@@ -463,8 +470,11 @@ def adjudicate(
                                           help="Ledger URL or SQLite file path.")],
     job: Annotated[str, typer.Argument(help="The job id (the receipt's inputs.job_id).")],
     disposition: Annotated[str, typer.Option("--disposition", help="accept | reject")],
-    rationale: Annotated[str, typer.Option("--rationale", help="Why (published).")],
+    rationale: Annotated[str, typer.Option("--rationale", help="Why (in the receipt).")],
     reviewer: Annotated[str, typer.Option("--reviewer", help="Who adjudicates.")],
+    public_rationale: Annotated[bool, typer.Option(
+        "--public-rationale", help="Show the rationale on the public board's page too "
+        "(default: who and when only).")] = False,
     key: Annotated[Path | None, typer.Option("--key", help="PEM private key.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write the receipt.")]
     = None,
@@ -478,7 +488,8 @@ def adjudicate(
 
     finish(lambda: adjudicate_command(ledger, job, disposition=disposition,
                                       rationale=rationale, reviewer=reviewer, key_path=key,
-                                      out=out, log_key=log_key))
+                                      out=out, log_key=log_key,
+                                      rationale_public=public_rationale))
 
 
 def main() -> None:

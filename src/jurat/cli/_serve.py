@@ -17,7 +17,8 @@ __all__ = ["serve_command"]
 
 def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Path | None,
                   log_key: Path | None, host: str, port: int, executor: str,
-                  ray_address: str | None, board: bool = False) -> ExitCode:
+                  ray_address: str | None, board: bool = False,
+                  replica_id: str | None = None, lease_s: float = 30.0) -> ExitCode:
     """Serve until interrupted; configuration errors exit 3 before anything is written."""
     from jurat.ledger import holder_text, open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
@@ -54,10 +55,19 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         try:
             signer = open_log_signer(choice, ledger)
             check_campaigns(served, ledger)
-            # Shared with other servers of these campaigns, never beside a `jurat run`.
+            # Shared with other servers of these campaigns, never beside a `jurat run`; on
+            # SQLite one server alone: replicas take job leases in PostgreSQL.
+            replicas = ledger.backend == "postgresql"
             for campaign in served:
-                held.enter_context(ledger.hold_campaign(
-                    campaign.id, holder=holder_text("jurat serve"), shared=True))
+                try:
+                    held.enter_context(ledger.hold_campaign(
+                        campaign.id, holder=holder_text("jurat serve"), shared=replicas))
+                except ConfigError as exc:
+                    if replicas:
+                        raise
+                    raise ConfigError(f"{exc} (a SQLite ledger is served by one "
+                                      "`jurat serve` only; replicas need a PostgreSQL ledger: "
+                                      "docs/service.md, \"Replicas\")") from exc
             # The service reads the hidden tests as it starts. Reading them here first makes
             # a file intake refuses (outside the directory, over the cap) an exit 3 with
             # jurat's message, not a server that announces itself and then fails to start.
@@ -73,7 +83,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         try:
             serve_forever(served, ledger=ledger, ledger_url=ledger_url, key=key,
                           log_signer=signer.signer, host=host, port=port, ray=ray,
-                          board=board,
+                          board=board, replica_id=replica_id, lease_s=lease_s,
                           ready=lambda: console.print(
                               f"serving {', '.join(c.id for c in served)} on {url} "
                               f"(ledger {ledger.url}; OpenAPI at {url}/openapi.json)",

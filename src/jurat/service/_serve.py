@@ -34,7 +34,8 @@ def load_served(paths: Sequence[Path]) -> list[Campaign]:
 def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: str | None,
                   key: PrivateKey, log_signer: LogSigner, host: str, port: int,
                   checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
-                  ready: Any = None, ray: RayJobs | None = None, board: bool = False) -> None:
+                  ready: Any = None, ray: RayJobs | None = None, board: bool = False,
+                  replica_id: str | None = None, lease_s: float = 30.0) -> None:
     """Serve until interrupted. The ledger and keys are the caller's (it closes them);
     ``ray``: run the jobs on a Ray cluster (opened and closed by the service); ``board``:
     also serve the public board at ``/board/`` (``_board``)."""
@@ -51,7 +52,8 @@ def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: 
         app = create_app(lambda: Service(campaigns, ledger=ledger, key=key,
                                          log_signer=log_signer,
                                          checkpoint_interval=checkpoint_interval,
-                                         ray=ray), tokens,
+                                         ray=ray, replica_name=replica_id,
+                                         lease_ttl=lease_s), tokens,
                          max_body_bytes=body_limit(biggest), board=public)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                                 lifespan="on", access_log=False)

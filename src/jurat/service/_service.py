@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from jurat.errors import CampaignError, ConfigError, JuratError, LedgerError
 from jurat.judges import Engine
-from jurat.ledger import GroupCommit, Ledger, LogSigner, decode_receipt
+from jurat.ledger import Entry, GroupCommit, Ledger, LogSigner, decode_receipt
 from jurat.models import (
     Adjudication,
     AdjudicationDisposition,
@@ -62,6 +62,7 @@ from jurat.service._jobs import (
     received_payload,
     spec_of,
 )
+from jurat.service._lease import LEASE_TTL_S, AlreadyRecorded, Replica, replica_id
 from jurat.service._models import JobRequest
 from jurat.service._test_lines import quotes_reference, reference_lines
 from jurat.service._tokens import Principal
@@ -146,8 +147,12 @@ class Service:
 
     def __init__(self, campaigns: Sequence[Campaign], *, ledger: Ledger, key: PrivateKey,
                  log_signer: LogSigner, checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
-                 ray: RayJobs | None = None) -> None:
+                 ray: RayJobs | None = None, replica_name: str | None = None,
+                 lease_ttl: float = LEASE_TTL_S) -> None:
         self._campaigns = list(campaigns)
+        self.replica: Replica | None = None
+        """On a PostgreSQL ledger: this server's leases among its replicas (``_lease``)."""
+        self._replica_name, self._lease_ttl = replica_name, lease_ttl
         self.ray = ray
         """``--executor ray``: each job runs as a Ray task (runner/_ray_jobs.py); opened
         with the service, closed with it."""
@@ -193,7 +198,11 @@ class Service:
         await self._stack.enter_async_context(engine)
         checks = await self._stack.enter_async_context(
             check_pool(c.policy for c in self._campaigns))
-        self._log = await self._stack.enter_async_context(self.ledger.group_commit())
+        if self.ledger.backend == "postgresql":
+            self.replica = Replica(self.ledger, replica_id(self._replica_name), self._lease_ttl)
+            self._log = await self._stack.enter_async_context(self.replica.group_commit())
+        else:
+            self._log = await self._stack.enter_async_context(self.ledger.group_commit())
         out = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="jurat-serve-")))
         for campaign in self._campaigns:
             runner = JobRunner(campaign, RunOptions(out_dir=out, quiet=True), ledger=self.ledger,
@@ -215,48 +224,96 @@ class Service:
         if self.ledger.size() > (stored[-1].tree_size if stored else 0):
             self._receipts_since_checkpoint = 1
         self._spawn(self._checkpoints())
+        if self.replica is not None:
+            capacity = sum(artifacts_in_flight(c.policy, None, c.intake) for c in self._campaigns)
+            self._spawn(self.replica.run(list(self.served), lambda: capacity, self._take_over))
 
     def _resume(self) -> None:
         """Rebuild the jobs from the ledger and run again every one without a receipt."""
         for entry in self.ledger.entries(kind="job_received"):
             service = entry.payload.get(SERVICE_KEY)
-            served = self.served.get(entry.campaign_id or "")
             if isinstance(service, dict):
                 self._upstream.note(str(entry.payload.get("artifact_sha256")),
                                     service.get("upstream_receipts", ()))
-            if not isinstance(service, dict) or served is None:
-                continue
-            state = JobState(job_id=entry.job_id, campaign_id=served.campaign.id,
-                             artifact_id=str(service["artifact_id"]),
-                             ledger_artifact_id=entry.artifact_id or "",
-                             contributor=service.get("contributor"))
-            # In ledger order, so the first job recorded with these bytes is the first.
-            state.duplicate_of = self._first.claim(served.campaign.id,
-                                                   str(entry.payload["artifact_sha256"]),
-                                                   entry.job_id)
-            state.received_seq = entry.seq
-            state.durable.set()
-            self.jobs[entry.job_id] = state
+            state = self._state_of(entry)
+            if state is not None:
+                self.jobs[entry.job_id] = state
         for entry in self.ledger.entries(kind="receipt"):
             job = entry.payload.get("adjudicates", entry.job_id)
             reviewed = self.jobs.get(str(job))
             if reviewed is not None:
                 reviewed.reviews.append((int(entry.payload["review_version"]), entry.seq))
                 reviewed.mark("decided")
-        for undecided in self.jobs.values():
-            if undecided.status != "decided":
-                self._start(undecided)
+        undecided = [s for s in self.jobs.values() if s.status != "decided"]
+        if self.replica is not None:
+            # Replicas share these jobs: each runs those whose lease it takes (``_lease``).
+            self.replica.open({s.job_id: s.campaign_id for s in undecided}, list(self.served))
+            return
+        for state in undecided:
+            self._start(state)
 
-    def _spawn(self, coro: Any) -> None:
+    def _state_of(self, entry: Entry) -> JobState | None:
+        """The job a ``job_received`` entry recorded, if the service made it for a campaign
+        served here."""
+        service = entry.payload.get(SERVICE_KEY)
+        served = self.served.get(entry.campaign_id or "")
+        if not isinstance(service, dict) or served is None:
+            return None
+        state = JobState(job_id=entry.job_id, campaign_id=served.campaign.id,
+                         artifact_id=str(service["artifact_id"]),
+                         ledger_artifact_id=entry.artifact_id or "",
+                         contributor=service.get("contributor"))
+        # In ledger order, so the first job recorded with these bytes is the first.
+        state.duplicate_of = self._first.claim(served.campaign.id,
+                                               str(entry.payload["artifact_sha256"]),
+                                               entry.job_id)
+        state.received_seq = entry.seq
+        state.durable.set()
+        return state
+
+    def _adopt(self, job_id: str) -> JobState | None:
+        """A job another replica recorded, read from the ledger (None: no such job)."""
+        try:
+            entry = next(self.ledger.entries(job_id=job_id, kind="job_received"), None)
+            state = None if entry is None else self._state_of(entry)
+            if state is None:
+                return None
+            state.reviews.extend(self._receipts_of(job_id))
+        except LedgerError:
+            log.warning("job %s could not be read from the ledger", job_id, exc_info=True)
+            return None
+        if state.reviews:
+            state.mark("decided")
+        return self.jobs.setdefault(job_id, state)
+
+    def _take_over(self, job_id: str) -> None:
+        """Run a job whose lease this replica took (another replica's, expired)."""
+        state = self.jobs.get(job_id) or self._adopt(job_id)
+        if state is None:
+            assert self.replica is not None
+            self.replica.settled(job_id, "done")  # nothing of it to run
+            return
+        state.mark("queued")
+        self._start(state)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _checkpoints(self) -> None:
         """Sign a checkpoint every ``checkpoint_interval`` seconds while receipts arrive, so
         a decided job's proof is soon available."""
         while True:
             await asyncio.sleep(self.checkpoint_interval)
+            if self.replica is not None:
+                try:
+                    await asyncio.to_thread(self.replica.sign_checkpoint, lambda: (
+                        self.ledger.checkpoint(self.log_signer)))
+                except JuratError:
+                    log.exception("signing a checkpoint failed; trying again")
+                continue
             if self._receipts_since_checkpoint:
                 pending, self._receipts_since_checkpoint = self._receipts_since_checkpoint, 0
                 try:
@@ -268,7 +325,9 @@ class Service:
     # -- jobs --------------------------------------------------------------------------
 
     def _start(self, state: JobState) -> None:
-        self._spawn(self._run(state))
+        task = self._spawn(self._run(state))
+        if self.replica is not None:
+            self.replica.running(state.job_id, task)
 
     async def _run(self, state: JobState) -> None:
         """Run one job from what its ``job_received`` entry recorded, new or resumed alike.
@@ -301,14 +360,28 @@ class Service:
                 state.reviews.append((version, seq or 0))
             state.mark("decided")
             self._receipts_since_checkpoint += 1
+            self._settle(state, "done")
         except asyncio.CancelledError:
+            if self.replica is not None and state.job_id not in self.replica.owned:
+                state.mark("queued")  # its lease was taken over: another replica runs it
             raise
-        except Exception:
+        except Exception as exc:
             # Recorded in the ledger (evaluation_failed) by the runner for JuratErrors; the
             # job runs again when the server restarts. Never shown to the contributor.
             log.exception("job %s failed", state.job_id)
+            if self.replica is not None and isinstance(exc, LedgerError) and not state.reviews:
+                # The database failed under it (a lost connection, a lease taken over): the
+                # job is not failed, and a replica resumes it from what was recorded.
+                state.mark("queued")
+                self.replica.settled(state.job_id, "retry")
+                return
             # A receipt another server recorded meanwhile (``refresh``) still decides it.
             state.mark("decided" if state.reviews else "failed")
+            self._settle(state, "done" if state.reviews else "failed")
+
+    def _settle(self, state: JobState, outcome: str) -> None:
+        if self.replica is not None:
+            self.replica.settled(state.job_id, outcome)
 
     def _received(self, state: JobState) -> dict[str, Any]:
         entry = next(self.ledger.entries(job_id=state.job_id, kind="job_received"))
@@ -335,6 +408,8 @@ class Service:
         (``owner``). Anything else is a 404, as for a job that does not exist, so a token
         cannot probe for other contributors' jobs. A role outside ``roles`` is a 403."""
         state = self.jobs.get(job_id)
+        if state is None and self.replica is not None:
+            state = self._adopt(job_id)  # recorded by another replica
         if principal.role not in roles and not (owner and principal.role == "contributor"):
             raise ServiceRefusal(403, f"a {principal.role} token cannot do this",
                                  fix=f"use a token with role {' or '.join(roles)}")
@@ -464,7 +539,10 @@ class Service:
                 # A job that failed part-way runs again from what it recorded: no sample
                 # recorded is drawn again (seed 000: a retry is not a new sample).
                 existing.mark("queued")
-                self._start(existing)
+                if self.replica is not None:
+                    self.replica.reopen(job_id)  # whichever replica takes its lease
+                else:
+                    self._start(existing)
             return existing
         ledger_id = ledger_artifact_id(artifact.id, contributor)
         state = JobState(job_id=job_id, campaign_id=campaign_id, artifact_id=artifact.id,
@@ -477,18 +555,42 @@ class Service:
                                    submitted_id=artifact.id, contributor=contributor,
                                    assignment=request.assignment, upstream=upstream)
         assert self._log is not None
+        if self.replica is not None:
+            self.replica.submitting(job_id, campaign_id)
         try:
             received = await self._log.append("job_received", job_id, payload,
                                               campaign_id=campaign_id, artifact_id=ledger_id)
-        except BaseException:
+        except BaseException as exc:
             del self.jobs[job_id]
             self._first.release(campaign_id, artifact.sha256, job_id)
             state.durable.set()  # waiters find it gone and see the error themselves
+            if self.replica is not None:
+                self.replica.recorded(job_id, leased=False)
+            if isinstance(exc, AlreadyRecorded):
+                return self._recorded_elsewhere(job_id)
+            if isinstance(exc, LedgerError):
+                log.warning("job %s could not be recorded", job_id, exc_info=True)
+                # Never a 202 for what the ledger did not confirm; the same body again is
+                # the same job, whether or not this append reached the ledger.
+                raise ServiceRefusal(503, "the ledger could not record the job now",
+                                     fix="submit the same body again shortly") from exc
             raise
+        if self.replica is not None:
+            self.replica.recorded(job_id, leased=True)
         state.received_seq = received.seq
         state.durable.set()
         self._upstream.note(artifact.sha256, upstream)
         self._start(state)
+        return state
+
+    def _recorded_elsewhere(self, job_id: str) -> JobState:
+        """The job another replica recorded first (the same body submitted there)."""
+        state = self._adopt(job_id)
+        if state is None:
+            raise ServiceRefusal(409, "the same job was being recorded and failed; submit again",
+                                 fix="submit the same body again")
+        if not state.reviews and self.replica is not None:
+            self.replica.reopen(job_id)  # a failed job runs again, as when resubmitted here
         return state
 
     # -- reading -----------------------------------------------------------------------
@@ -518,7 +620,7 @@ class Service:
     # -- adjudicating ------------------------------------------------------------------
 
     async def adjudicate(self, principal: Principal, job_id: str, disposition: str,
-                         rationale: str) -> int:
+                         rationale: str, *, rationale_public: bool = False) -> int:
         """Sign and record review version n+1 of an escalated job, settled by a reviewer;
         returns the new version."""
         state = self.job_for(principal, job_id, roles=("reviewer",), owner=False)
@@ -534,7 +636,8 @@ class Service:
             slot = self.ledger.next_review(state.campaign_id, state.ledger_artifact_id)
             adjudication = Adjudication(reviewer=principal.name, at=now_utc(),
                                         disposition=cast(AdjudicationDisposition, disposition),
-                                        rationale=rationale)  # the record checks the word
+                                        rationale=rationale,  # the record checks the word
+                                        rationale_public=rationale_public)
             new, decision = adjudicated_receipt(signed, slot, adjudication, self.key)
             assert self._log is not None
             job = adjudication_job(job_id, slot.version)
