@@ -1,26 +1,30 @@
-"""The HTTP oracle under load: submit-to-receipt latency and jobs/s through `jurat serve`,
-next to `jurat run` on the same campaign.
+"""The HTTP oracle under load: submit-to-receipt latency, jobs/s and peak RSS through
+`jurat serve` (one replica on SQLite, one and two on PostgreSQL), next to `jurat run` on
+the same campaign, at two sizes (how cost grows).
 
-    .venv/bin/python bench/service.py [--artifacts 400] [--clients 4] [--latency-ms 20]
-                                      [--no-write]
+    .venv/bin/python bench/service.py [--sizes 1000,10000] [--clients 64] [--latency-ms 20]
+                                      [--modes sqlite,pg,pg2] [--no-write]
 
 One campaign (rubric, three sim judges x 5 samples, ``latency_ms`` each, no code checks)
 with a JSON Lines dataset of N artifacts. The baseline is `jurat run` on it, one process,
-its wall time (start-up, checkpoint and proofs included) giving artifacts/s. Then a
-`jurat serve` process on a fresh ledger serves the same campaign file (its dataset is not
-run there), and ``--clients`` asyncio clients, each with its own contributor token and
-HTTP connection pool, submit the same N artifacts, each keeping ``IN_FLIGHT`` jobs in
-flight (a closed loop: a client submits its next job when it has read a receipt) and
-polling its jobs every 100 ms until their receipt is served. Reported: jobs/s (N over the
-time from the first submission to the last receipt) and the p50/p99 of the time from
-sending a job to reading its receipt (to within the polling interval). Results go to
-bench/README.md between the ``service`` markers.
+SQLite, its wall time (start-up, checkpoint and proofs included) giving artifacts/s. Then
+for each mode a fresh ledger (a new SQLite file, or a new PostgreSQL database on
+``JURAT_TEST_PG_URL``'s server) and `jurat serve` process(es) serving the same campaign
+file (its dataset is not run there); ``--clients`` asyncio clients, each with its own
+contributor token and connection, submit the N artifacts in a closed loop: one job at a
+time, long-polling ``GET /v1/jobs/{id}?wait=30`` until it is decided, then reading its
+receipt. With two replicas each client keeps to one (as behind a load balancer that
+keeps a client on its replica). Reported: jobs/s (N over the time from the first
+submission to the last receipt), the p50/p99 of send-to-receipt, each replica's peak RSS
+(VmHWM) and the errors (any answer but 202/200, retried). Results go to bench/README.md
+between the ``service`` markers.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -30,8 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import quantiles
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -42,12 +49,11 @@ import httpx  # noqa: E402
 from _readme import write_section  # noqa: E402
 
 from tests.service._support import SIM_PANEL  # noqa: E402
+from tests.support.postgres import fresh_database  # noqa: E402
 from tests.support.ready import wait_ready  # noqa: E402
 
-POLL_S = 0.1
-#: Jobs each client keeps in flight (submitted, receipt not yet read): a closed loop, so the
-#: latency measured is the service's, not a queue the benchmark built in front of it.
-IN_FLIGHT = 8
+#: Seconds a long-poll waits at most for the job to be decided.
+WAIT_S = 30
 
 CAMPAIGN = """\
 [campaign]
@@ -81,125 +87,173 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_baseline(work: Path, env: dict[str, str]) -> float:
-    """Wall seconds of `jurat run` over the dataset."""
+def run_baseline(work: Path, env: dict[str, str], n: int) -> float:
+    """Wall seconds of `jurat run` over the first ``n`` artifacts of the dataset."""
+    db = work / f"run-{n}.db"
     start = time.perf_counter()
-    result = _jurat("run", "campaign.toml", "--out", "out", "--ledger",
-                    f"sqlite:///{work / 'run.db'}", "--key", "keys/jurat.key", "--quiet",
-                    cwd=work, env=env)
+    result = _jurat("run", "campaign.toml", "--out", f"out-{n}", "--ledger", f"sqlite:///{db}",
+                    "--key", "keys/jurat.key", "--quiet", "--limit", str(n), cwd=work, env=env)
     wall = time.perf_counter() - start
     if result.returncode not in (0, 1, 2):
         raise RuntimeError(f"jurat run exited {result.returncode}:\n{result.stderr[-3000:]}")
     return wall
 
 
-async def _client(url: str, token: str, items: list[int], latencies: list[float],
-                  done_at: list[float]) -> None:
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    done_at: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+async def _client(url: str, token: str, items: list[int], tally: Tally) -> None:
     headers = {"Authorization": f"Bearer {token}"}
-    slots = asyncio.Semaphore(IN_FLIGHT)
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=WAIT_S + 30) as http:
 
-        async def one(i: int) -> None:
-            async with slots:
-                await job(i)
+        async def call(method: str, path: str, ok: int, **kw: object) -> httpx.Response:
+            for _ in range(50):
+                try:
+                    r = await http.request(method, path, **kw)  # type: ignore[arg-type]
+                except httpx.TransportError as exc:
+                    tally.errors[type(exc).__name__] += 1
+                else:
+                    if r.status_code == ok:
+                        return r
+                    tally.errors[str(r.status_code)] += 1
+                await asyncio.sleep(0.2)
+            raise RuntimeError(f"{method} {path}: no {ok} after 50 tries")
 
-        async def job(i: int) -> None:
+        for i in items:
             sent = time.perf_counter()
-            r = await http.post("/v1/campaigns/bench-service/jobs",
-                                json={"artifact": {"id": f"a{i}", "text": _text(i)}})
-            r.raise_for_status()
+            r = await call("POST", "/v1/campaigns/bench-service/jobs", 202,
+                           json={"artifact": {"id": f"a{i}", "text": _text(i)}})
             job = r.json()["job_id"]
             while True:
-                got = await http.get(f"/v1/jobs/{job}/receipt")
-                if got.status_code == 200:
+                got = await call("GET", f"/v1/jobs/{job}", 200, params={"wait": WAIT_S})
+                status = got.json()["status"]
+                if status == "decided":
                     break
-                if got.status_code != 409:
-                    raise RuntimeError(f"receipt of {job}: {got.status_code} {got.text}")
-                await asyncio.sleep(POLL_S)
+                if status == "failed":
+                    tally.errors["failed"] += 1
+                    break
+            await call("GET", f"/v1/jobs/{job}/receipt", 200)
             now = time.perf_counter()
-            latencies.append(now - sent)
-            done_at.append(now)
-
-        await asyncio.gather(*(one(i) for i in items))
+            tally.latencies.append(now - sent)
+            tally.done_at.append(now)
 
 
-def run_service(work: Path, env: dict[str, str], n: int, clients: int) -> dict[str, float]:
-    ledger = f"sqlite:///{work / 'serve.db'}"
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_service(work: Path, env: dict[str, str], n: int, clients: int, ledger: str,
+                replicas: int) -> dict[str, Any]:
     tokens = []
     for c in range(clients):
         made = _jurat("token", "create", "--ledger", ledger, "--campaign", "bench-service",
                       "--role", "contributor", "--subject", f"client{c}", cwd=work, env=env)
+        if made.returncode != 0:
+            raise RuntimeError(made.stderr)
         tokens.append(made.stdout.strip().splitlines()[-1])
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jurat", "serve", "campaign.toml", "--ledger", ledger,
-         "--key", "keys/jurat.key", "--port", str(port)], cwd=work, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    servers: list[tuple[subprocess.Popen[str], str]] = []
     try:
-        wait_ready(url, server, why=lambda: server.stderr.read()[-3000:] if server.stderr else "")
-        latencies: list[float] = []
-        done_at: list[float] = []
+        for r in range(replicas):
+            port = _free_port()
+            url = f"http://127.0.0.1:{port}"
+            server = subprocess.Popen(
+                [sys.executable, "-m", "jurat", "serve", "campaign.toml", "--ledger", ledger,
+                 "--key", "keys/jurat.key", "--port", str(port), "--replica-id", f"r{r}"],
+                cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            servers.append((server, url))
+            wait_ready(url, server,
+                       why=lambda s=server: s.stderr.read()[-3000:] if s.stderr else "")
+        tally = Tally()
         shares = [list(range(c, n, clients)) for c in range(clients)]
 
         async def main() -> None:
-            await asyncio.gather(*(_client(url, tokens[c], shares[c], latencies, done_at)
+            await asyncio.gather(*(_client(servers[c % replicas][1], tokens[c], shares[c], tally)
                                    for c in range(clients)))
 
         start = time.perf_counter()
         asyncio.run(main())
-        wall = max(done_at) - start
+        wall = max(tally.done_at) - start
+        rss = [_peak_rss_mb(s.pid) for s, _ in servers]
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-    cuts = quantiles(latencies, n=100)
-    return {"wall": wall, "p50": cuts[49], "p99": cuts[98]}
+        for server, _ in servers:
+            server.send_signal(signal.SIGTERM)
+        for server, _ in servers:
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    cuts = quantiles(tally.latencies, n=100)
+    return {"wall": wall, "p50": cuts[49], "p99": cuts[98], "rss": rss,
+            "errors": sum(tally.errors.values()), "kinds": dict(tally.errors)}
+
+
+MODES = {"sqlite": ("1 replica, SQLite", 1), "pg": ("1 replica, PostgreSQL", 1),
+         "pg2": ("2 replicas, PostgreSQL", 2)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--artifacts", type=int, default=400)
-    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--latency-ms", type=int, default=20)
+    parser.add_argument("--modes", default="sqlite,pg,pg2")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
-    n = args.artifacts
+    sizes = [int(x) for x in args.sizes.split(",")]
+    modes = args.modes.split(",")
     load = os.getloadavg()
+    rows = []
     with tempfile.TemporaryDirectory(prefix="jurat-bench-service-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "XDG_CONFIG_HOME": str(work / "cfg"),
                "XDG_STATE_HOME": str(work / "state")}
         (work / "campaign.toml").write_text(CAMPAIGN.format(samples=5, latency=args.latency_ms))
         with (work / "items.jsonl").open("w") as out:
-            for i in range(n):
+            for i in range(max(sizes)):
                 out.write(json.dumps({"id": f"a{i}", "text": _text(i)}) + "\n")
         keys = _jurat("keygen", "--out", "keys", cwd=work, env=env)
         if keys.returncode != 0:
             raise RuntimeError(keys.stderr)
-        print(f"jurat run: {n} artifacts …", flush=True)
-        base = run_baseline(work, env)
-        print(f"  {base:.1f} s, {n / base:.1f} artifacts/s", flush=True)
-        print(f"jurat serve: {n} jobs from {args.clients} clients …", flush=True)
-        served = run_service(work, env, n, args.clients)
-        print(f"  {served['wall']:.1f} s, {n / served['wall']:.1f} jobs/s, p50 "
-              f"{1000 * served['p50']:.0f} ms, p99 {1000 * served['p99']:.0f} ms", flush=True)
+        for n in sizes:
+            print(f"jurat run: {n} artifacts …", flush=True)
+            base = run_baseline(work, env, n)
+            print(f"  {base:.1f} s, {n / base:.1f} artifacts/s", flush=True)
+            rows.append(f"| `jurat run` (one process, SQLite, proofs included) | {n} | "
+                        f"{base:.1f} | {n / base:.1f} | 1.00x | — | — | — | — |")
+            for mode in modes:
+                label, replicas = MODES[mode]
+                print(f"jurat serve, {label}: {n} jobs from {args.clients} clients …",
+                      flush=True)
+                with contextlib.ExitStack() as stack:
+                    ledger = (f"sqlite:///{work / f'serve-{n}.db'}" if mode == "sqlite"
+                              else stack.enter_context(fresh_database()))
+                    got = run_service(work, env, n, args.clients, ledger, replicas)
+                rss = " / ".join(f"{r:.0f}" for r in got["rss"])
+                print(f"  {got['wall']:.1f} s, {n / got['wall']:.1f} jobs/s, p50 "
+                      f"{1000 * got['p50']:.0f} ms, p99 {1000 * got['p99']:.0f} ms, peak RSS "
+                      f"{rss} MB, errors {got['errors']} {got['kinds']}", flush=True)
+                rows.append(f"| `jurat serve`, {label} | {n} | {got['wall']:.1f} | "
+                            f"{n / got['wall']:.1f} | {base / got['wall']:.2f}x | "
+                            f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | {rss} | "
+                            f"{got['errors']} |")
     text = "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {load[0]:.2f} at the start; {n} artifacts, 3 sim judges x 5 samples "
-        f"at {args.latency_ms} ms, SQLite ledger; {args.clients} clients, each with "
-        f"{IN_FLIGHT} jobs in flight, polling every {int(POLL_S * 1000)} ms.",
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores "
+        f"(shared with other work), load average {load[0]:.2f} at the start; 3 sim judges x 5 "
+        f"samples at {args.latency_ms} ms; {args.clients} clients, each one job at a time, "
+        f"long-polling `?wait={WAIT_S}` until it is decided, then reading its receipt. "
+        "`jurat run` and each row below it are on the same campaign and artifacts.",
         "",
         "| mode | artifacts | wall s | artifacts (jobs)/s | vs `jurat run` | "
-        "submit-to-receipt p50 ms | p99 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        f"| `jurat run` (one process, proofs included) | {n} | {base:.1f} | {n / base:.1f} | "
-        "1.00x | — | — |",
-        f"| `jurat serve`, {args.clients} HTTP clients | {n} | {served['wall']:.1f} | "
-        f"{n / served['wall']:.1f} | {base / served['wall']:.2f}x | "
-        f"{1000 * served['p50']:.0f} | {1000 * served['p99']:.0f} |",
+        "send-to-receipt p50 ms | p99 ms | peak RSS per replica MB | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
     ])
     print()
     print(text)
