@@ -126,6 +126,7 @@ def campaign_from_dict(
         "upstream": data.get("upstream"),
         "monitor": data.get("monitor", {}),
         "budget": data.get("budget"),
+        "gate": data.get("gate"),
         "source": source,
         "base_dir": base_dir,
         "tests_path": _tests_path(data),

@@ -26,6 +26,7 @@ from jurat.models._judge import JudgeConfig
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import CriteriaSuite, EquivalencePolicy, Rubric
 from jurat.models._problems import Loc, Problem, close_match, dotted
+from jurat.models._suite_gate import SuiteGate
 from jurat.models._task import TaskSpec
 
 __all__ = ["CAMPAIGN_KEYS", "TABLES", "Found", "keys_of", "home_of", "toml_loc", "translate",
@@ -45,6 +46,7 @@ CAMPAIGN_KEYS = (
 TABLES = (
     "campaign", "intake", "rubric", "criteria", "equivalence", "checks", "subject", "judges",
     "artifacts", "datasets", "upstream", "grounding", "monitor", "tasks", "budget",
+    "gate",
 )
 #: Where each table's keys are listed, for "did you mean" and "belongs in".
 _KEYS: dict[str, tuple[str, ...]] = {
@@ -62,6 +64,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "[upstream]": tuple(UpstreamTrust.model_fields),
     "[monitor]": tuple(MonitorBounds.model_fields),
     "[budget]": tuple(Budget.model_fields),
+    "[gate]": tuple(SuiteGate.model_fields),
 }
 #: Examples of fields users most often leave out or get wrong, by TOML place ("*": any index).
 _EXAMPLES: dict[tuple[str, ...], str] = {

@@ -39,8 +39,20 @@ from jurat.fold._stats import (
     quorum_count,
     wilson_interval,
 )
+from jurat.fold._suite_gate import (
+    GateBound,
+    GateCheck,
+    SuiteGateResult,
+    suite_gate,
+    suite_words,
+)
 
 __all__ = [
+    "GateBound",
+    "GateCheck",
+    "SuiteGateResult",
+    "suite_gate",
+    "suite_words",
     "NOT_MEASURED",
     "CURTAIL_RULE",
     "FOLD_RULE",

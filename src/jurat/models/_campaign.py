@@ -11,6 +11,7 @@ from jurat.models._datasets import DatasetSpec
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
+from jurat.models._suite_gate import SuiteGate, suite_gate_problems
 from jurat.models._task import TaskSpec, task_problems
 from jurat.models._truth import SIM_LABELS
 
@@ -167,6 +168,10 @@ class Campaign(Frozen):
     budget: Budget | None = None
     """Caps on the campaign's paid calls (``[budget]``); not part of the policy or its
     digest, so raising a cap resumes the same campaign (models/_budget.py)."""
+    gate: SuiteGate | None = None
+    """The suite gate (``[gate]``) that decides a run's exit status for criteria and rubric
+    campaigns; not part of the policy or its digest, and never in a receipt: it reads the
+    decisions, it makes none (models/_suite_gate.py)."""
 
     @property
     def id(self) -> str:
@@ -186,7 +191,8 @@ class Campaign(Frozen):
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
             + task_problems(self.tasks, [a.task for a in self.artifacts])
             + ([] if served else claim_artifact_problems(policy, self))
-            + budget_problems(self.budget, policy.judges, policy.subject, served=served))
+            + budget_problems(self.budget, policy.judges, policy.subject, served=served)
+            + suite_gate_problems(self.gate, policy.kind))
         return self
 
 
