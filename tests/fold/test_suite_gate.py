@@ -14,7 +14,7 @@ def test_seven_of_ten_meets_point_seven_exactly() -> None:
                         {"SHIP": 7, "WARN": 2, "BLOCK": 1}, 10)
     assert result.holds
     assert (result.ship, result.warn, result.block) == (7, 2, 1)
-    assert result.text() == "suite gate holds: min_ship_rate = 0.7: ship rate 0.7 holds"
+    assert result.text() == "suite gate holds: min_ship_rate = 0.7: ship rate 0.70 holds"
 
 
 def test_every_declared_bound_must_hold() -> None:

@@ -148,13 +148,23 @@ def run(
         "--only", metavar="ID", help="Judge only the artifact with this id (repeat for "
         "several; an id the campaign lacks exits 3). With --limit, the first N of them.")]
     = None,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", metavar="FILE", help="Write the run's result for CI to FILE (schema "
+        "jurat.run-result/v1: every artifact's decision, reason codes, receipt and cost, the "
+        "totals, headline rates, suite gate and exit status; docs/ci.md).")] = None,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", metavar="FILE", help="Write the run as JUnit XML to FILE: a test case per "
+        "artifact (and per criterion); BLOCK/reject fail, WARN/escalate are errors "
+        "(docs/ci.md).")] = None,
 ) -> None:
     """Evaluate a campaign.
 
     Exit 0 accepted/shipped, 1 escalate/warn, 2 reject/block, 3 configuration or input
     error (nothing evaluated), 4 a failure during the run (rerun to resume), 130
-    interrupted (rerun to resume).
+    interrupted (rerun to resume). A criteria or rubric campaign with a suite gate
+    (docs/ci.md) exits 0 when the gate holds and 2 when it fails, instead.
     """
+    from jurat.cli._ci import CiFiles
     from jurat.cli._run import run_command
     from jurat.runner import RunOptions, Selection
 
@@ -163,7 +173,8 @@ def run(
                          selection=Selection(limit=limit, only=tuple(only or ())))
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
                                ray_address=ray_address, rotate_key=rotate_key,
-                               resume=resume, recapture=recapture, otlp=otlp))
+                               resume=resume, recapture=recapture, otlp=otlp,
+                               ci=CiFiles(json=json_out, junit=junit)))
 
 
 @app.command()
@@ -426,14 +437,44 @@ def serve(
     lease_s: Annotated[float, typer.Option(
         "--lease-s", min=1.0, max=3600.0, help="Seconds a job's lease lasts unless renewed: "
         "how long a dead replica's jobs wait for another (PostgreSQL ledger).")] = 30.0,
+    max_body_bytes: Annotated[int | None, typer.Option(
+        "--max-body-bytes", min=1, help="Request body cap, 413 above (default: what the "
+        "largest artifact of the campaigns needs; docs/service.md, \"Limits\").")] = None,
+    body_timeout: Annotated[float, typer.Option(
+        "--body-timeout", help="Seconds to deliver a request's whole body (408).")] = 60.0,
+    header_timeout: Annotated[float, typer.Option(
+        "--header-timeout", help="Seconds to deliver a request's head (408).")] = 10.0,
+    keep_alive_timeout: Annotated[float, typer.Option(
+        "--keep-alive-timeout", help="Seconds an idle connection stays open.")] = 5.0,
+    max_header_bytes: Annotated[int, typer.Option(
+        "--max-header-bytes", help="Request line and headers at most (400).")] = 16384,
+    rate_limit: Annotated[float, typer.Option(
+        "--rate-limit", help="Requests per second per token, sustained (429); 0: none.")]
+    = 20.0,
+    rate_burst: Annotated[int, typer.Option(
+        "--rate-burst", help="Requests per token at once before --rate-limit applies.")]
+    = 100,
+    max_connections_per_address: Annotated[int, typer.Option(
+        "--max-connections-per-address", help="Open connections per client IP (503 "
+        "above); 0: no cap (behind a proxy).")] = 100,
 ) -> None:
     """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""
     from jurat.cli._serve import serve_command
+    from jurat.service._limits import ClientLimits
 
     finish(lambda: serve_command(campaigns, ledger_url=ledger, key_path=key, log_key=log_key,
                                  host=host, port=port, executor=executor,
                                  ray_address=ray_address, board=board,
-                                 replica_id=replica_id, lease_s=lease_s))
+                                 replica_id=replica_id, lease_s=lease_s,
+                                 limits=ClientLimits(
+                                     max_body_bytes=max_body_bytes,
+                                     body_timeout_s=body_timeout,
+                                     header_timeout_s=header_timeout,
+                                     keep_alive_s=keep_alive_timeout,
+                                     max_header_bytes=max_header_bytes,
+                                     rate_per_s=rate_limit, rate_burst=rate_burst,
+                                     max_connections_per_address=max_connections_per_address
+                                 )))
 
 
 @token_app.command("create")
@@ -541,14 +582,25 @@ def signer_serve(
     log_key: Annotated[list[Path] | None, typer.Option(
         "--log-key", help="Log public key(s) that check proofs' checkpoints (default: "
         "<stem>-log.pub beside each --receipt-key).")] = None,
+    request_timeout: Annotated[float, typer.Option(
+        "--request-timeout", help="Seconds to deliver a whole request line (from the "
+        "connection's start or the previous answer).")] = 10.0,
+    max_clients: Annotated[int, typer.Option(
+        "--max-clients", help="Connections read at once; another is refused.")] = 16,
+    max_request_bytes: Annotated[int | None, typer.Option(
+        "--max-request-bytes", help="A request line at most (default and maximum: 48 MiB).")]
+    = None,
 ) -> None:
     """Serve settlement requests on a Unix socket until SIGTERM (docs/signer.md)."""
     from jurat.cli._signer import signer_serve_command
+    from jurat.signer import MAX_REQUEST_BYTES, SocketLimits
 
     finish(lambda: signer_serve_command(
         socket_path=socket, registry_path=registry, key_path=key,
         receipt_keys=receipt_key or [], state_path=state, ledger_url=ledger,
-        log_keys=log_key or []))
+        log_keys=log_key or [], limits=SocketLimits(
+            request_timeout_s=request_timeout, max_clients=max_clients,
+            max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES)))
 
 
 @signer_app.command("request")

@@ -1,6 +1,7 @@
 """``jurat run CAMPAIGN.toml``: check what the run needs, open it, run with a progress bar, print.
 
-Exit statuses (``ExitCode``): the decisions' (0 / 1 / 2), and 1 whatever they are when a
+Exit statuses (``ExitCode``, decided in cli/_ci.py): the decisions' (0 / 1 / 2), or with a
+``[gate]`` the suite gate's (0 / 2), and 1 whatever they are when a
 judge errored on every sample (its votes are missing from every decision: someone should
 look); 3 when the campaign, its files, a judge's configuration (API key, replay file,
 SDK), the key, the output directory or the ledger cannot be used: all found before
@@ -17,12 +18,13 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from jurat.campaign import load_campaign
+from jurat.cli._ci import CiFiles, print_verdicts, run_status, verdicts, write_files
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._keys import LogKeyChoice, check_log_key, choose_log_key, open_log_signer
+from jurat.cli._progress import run_bar
 from jurat.cli._rotation import (
     current_key_ids,
     keep_public_key,
@@ -32,7 +34,7 @@ from jurat.cli._rotation import (
 )
 from jurat.cli._summary import print_summary
 from jurat.cli._telemetry import close_telemetry, open_telemetry, otlp_target
-from jurat.cli._text import err_console, shown
+from jurat.cli._text import err_console
 from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
 from jurat.ledger import Ledger, LogSigner, Precheck, holder_text, load_log_key, open_ledger
@@ -68,17 +70,9 @@ from jurat.runner import (
     workers_for,
     write_proofs,
 )
-from jurat.runner import Progress as Counters
+from jurat.runner._progress import PricedProgress, planned_per_artifact
 
 __all__ = ["run_command"]
-
-#: What each decision status means, for the line that ends the summary.
-_MEANING = {
-    ExitCode.OK: "every decision final: accepted, shipped or equivalence settled",
-    ExitCode.ESCALATE: "a decision needs a person: escalate, WARN or undecided",
-    ExitCode.REJECT: "at least one reject or BLOCK",
-}
-
 
 def _signing_key(options: RunOptions) -> tuple[PrivateKey, Path, bool]:
     """The key, its path, and whether it was created just now."""
@@ -155,9 +149,11 @@ def _check_executor(options: RunOptions, executor: str, ray_address: str | None)
 def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | None = None,
                 executor: str = "local", ray_address: str | None = None,
                 rotate_key: bool = False, resume: str | None = None,
-                recapture: bool = False, otlp: str | None = None) -> ExitCode:
+                recapture: bool = False, otlp: str | None = None,
+                ci: CiFiles | None = None) -> ExitCode:
     """Evaluate a campaign; configuration errors exit 3 before anything is sent or written."""
     console = err_console()
+    ci = ci or CiFiles()
     # Building adapters opens no connection (each opens its client on first use, in the
     # run's event loop), so an engine that fails preflight has nothing to close.
     engine = Engine()
@@ -166,6 +162,7 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
         _check_executor(options, executor, ray_address)
         campaign = load_campaign(campaign_path)
         check_budget_executor(campaign, executor, options.workers)
+        ci.check()  # --json and --junit can be written at the end (docs/ci.md)
         # Every artifact and every judge, at once: files, digests, destinations, API keys,
         # replay files, SDKs. Nothing has been sent, and the ledger is not open yet.
         inventory = preflight(campaign, engine, options.selection)
@@ -239,6 +236,8 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             tally = done.tally
             # Worker processes write their receipts' proofs meanwhile.
             health = print_summary(tally, out, campaign)
+            found = verdicts(campaign, tally)
+            print_verdicts(found, out)
             left = not_selected_line(options.selection, inventory.count, inventory.total)
             if left is not None:
                 out.print(left, markup=False, highlight=False, soft_wrap=True)
@@ -278,34 +277,18 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             out.print(f"verify:   jurat verify {tally.first_receipt} --key "
                       f"{key_path.with_suffix('.pub')} {tail}", markup=False,
                       highlight=False, soft_wrap=True)
-        code, why = _status(tally, health, campaign.monitor)
-        out.print(f"exit status {int(code)}: {why}", highlight=False)
-    return code
+        status = run_status(tally, health, campaign.monitor, found.gate)
+        write_files(ci, campaign, tally, found, status, run_id=options.run_id,
+                    campaign_artifacts=inventory.total, out=out)
+        out.print(f"exit status {int(status.code)}: {status.why}", highlight=False)
+    return status.code
 
 
 def _status(tally: RunTally, health: Sequence[JudgeHealth],
             campaign_bounds: MonitorBounds) -> tuple[ExitCode, str]:
-    """The run's exit status and why: the decisions', unless a judge never answered validly.
-
-    A judge that errored on every sample (an endpoint down, a key refused) cast no vote, so
-    the others decided without it; that is not a decision to act on unseen, whatever it
-    was: 1, like an escalation.
-    """
-    code = ExitCode.for_decisions(tally.decisions)
-    dead = [shown(h.judge) for h in health if h.dead]
-    if dead:
-        return ExitCode.ESCALATE, (
-            f"judge {', '.join(dead)} errored on every sample, so the decisions lack "
-            f"{'its votes' if len(dead) == 1 else 'their votes'}; the decisions alone would "
-            f"exit {int(code)} ({_MEANING[code]})")
-    alarms = [a for b in tally.bias_readings() for a in b.alarms(campaign_bounds)]
-    if alarms and code == ExitCode.OK:
-        # An alarm changes no decision, but a biased judge's decisions need a person.
-        return ExitCode.ESCALATE, (
-            f"{len(alarms)} bias alarm{'s' if len(alarms) > 1 else ''} (above): a person "
-            "should look before these decisions are acted on; the decisions alone would "
-            "exit 0")
-    return code, _MEANING[code]
+    """The run's exit status and why, without a suite gate (cli/_ci.py, ``run_status``)."""
+    status = run_status(tally, health, campaign_bounds)
+    return status.code, status.why
 
 
 def _print_calls(tally: RunTally, out: Console) -> None:
@@ -343,25 +326,25 @@ def _run(campaign: Campaign, inventory: Inventory, options: RunOptions, ledger: 
     if workers > 1:
         children = stack.enter_context(
             start_workers(campaign, inventory, options, key, workers, ledger))
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("samples {task.fields[samples]}  errors {task.fields[errors]}"),
-        TextColumn("spend ${task.fields[spend]:.4f}"), TimeElapsedColumn(),
-        console=console, disable=options.quiet, transient=False,
-    ) as bar:
+    # The bar: artifacts of the total, samples of those planned, rate, spend, time left.
+    per_artifact = planned_per_artifact(campaign.policy)
+    planned = None if per_artifact is None else per_artifact * inventory.count
+    with run_bar(console, disable=options.quiet) as bar:
         task = bar.add_task(campaign.id, total=inventory.count, samples=0, errors=0,
-                            spend=0.0)
-        counters = Counters()
+                            spend=0.0, unpriced=0, planned=planned)
+        counters = PricedProgress()
 
         def refresh() -> None:
             bar.update(task, samples=counters.samples, errors=counters.errors,
-                       spend=counters.spend_usd)
+                       spend=counters.spend_usd, unpriced=counters.unpriced)
 
         if children is not None or ray is not None:
-            def progressed(done: int, samples: int, errors: int, spend: float) -> None:
+            def progressed(done: int, samples: int, errors: int, spend: float,
+                           unpriced: int) -> None:
                 counters.samples += samples
                 counters.errors += errors
                 counters.spend_usd += spend
+                counters.unpriced += unpriced
                 if not options.quiet:
                     bar.update(task, advance=done)
                     refresh()

@@ -53,7 +53,7 @@ class GateCheck(Frozen):
         the run measured."""
         mark = "holds" if self.holds else "FAILS"
         if self.bound == "min_ship_rate":
-            shown = "-" if self.value is None else f"{self.value:.4g}"
+            shown = "-" if self.value is None else f"{self.value:.2f}"
             return f"min_ship_rate = {self.limit:g}: ship rate {shown} {mark}"
         what = "blocked" if self.bound == "max_block" else "warned"
         return f"{self.bound} = {self.limit}: {self.value} {what} {mark}"

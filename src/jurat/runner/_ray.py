@@ -278,7 +278,7 @@ def _dispatch(ray: ModuleType, campaign: Campaign, inventory: Inventory,
                     Path(path).write_bytes(signed)
                 merged.merge(output.gathered)
                 on_progress(len(output.receipts), output.samples, output.errors,
-                            output.spend_usd)
+                            output.spend_usd, output.unpriced)
     except BaseException:
         # An interrupt or a failed job: stop the rest (what they recorded is durable).
         for ref in running:

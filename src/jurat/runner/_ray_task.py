@@ -33,7 +33,8 @@ from jurat.judges import Engine
 from jurat.ledger import open_ledger
 from jurat.models import Artifact, Campaign, Frozen
 from jurat.receipts import PrivateKey, receipt_path_for
-from jurat.runner._job import JobResult, Progress, check_pool
+from jurat.runner._job import JobResult, check_pool
+from jurat.runner._progress import PricedProgress
 from jurat.runner._run import JobRunner, RunOptions
 from jurat.runner._shards import Gathered, tuned_for_jobs
 from jurat.runner._summary import RunTally
@@ -87,6 +88,8 @@ class TaskOutput:
     """Of those, errored samples."""
     spend_usd: float = 0.0
     """What the drawn samples cost."""
+    unpriced: int = 0
+    """Of the samples, those drawn at an unknown price (the spend is then unknown)."""
 
 
 def key_pem(key: PrivateKey) -> bytes:
@@ -110,7 +113,7 @@ def run_task(campaign: Campaign, task: TaskInput) -> TaskOutput:
     key = _key(task.key_pem)
     scratch = Path(tempfile.mkdtemp(prefix="jurat-ray-"))
     output = TaskOutput(Gathered(RunTally(campaign.policy)))
-    counters = Progress()
+    counters = PricedProgress()
     out_dir = Path(task.out_dir)
 
     def ended(result: JobResult, index: int) -> None:
@@ -158,4 +161,5 @@ def run_task(campaign: Campaign, task: TaskInput) -> TaskOutput:
         shutil.rmtree(scratch, ignore_errors=True)
     output.samples, output.errors = counters.samples, counters.errors
     output.spend_usd = counters.spend_usd
+    output.unpriced = counters.unpriced
     return output

@@ -52,7 +52,7 @@ from jurat.models import Campaign
 from jurat.receipts import PrivateKey
 from jurat.runner._datasets import Inventory
 from jurat.runner._job import JobResult
-from jurat.runner._job import Progress as Counters
+from jurat.runner._progress import PricedProgress as Counters
 from jurat.runner._proofs import write_proofs
 from jurat.runner._run import RunOptions, run_campaign_async
 from jurat.runner._summary import RunTally
@@ -112,8 +112,9 @@ IDLE_EVERY_S = 0.5
 #: small campaign finishes before another process would have imported anything.
 MIN_ARTIFACTS_PER_WORKER = 128
 
-#: Progress: (artifacts done, samples, errors, spend) added since the last message.
-OnProgress = Callable[[int, int, int, float], None]
+#: Progress: (artifacts done, samples, errors, spend, samples at an unknown price) added
+#: since the last message.
+OnProgress = Callable[[int, int, int, float, int], None]
 
 
 @dataclass
@@ -186,15 +187,18 @@ def _worker(conn: Connection, writer: AppendServer, appends: socket.socket, shar
     writer.close()
     gathered = Gathered(RunTally(campaign.policy))
     counters = Counters()
-    sent = [0, 0, 0, 0.0]  # what the parent was told: jobs ended, samples, errors, spend
+    # What the parent was told: jobs ended, samples, errors, spend, unpriced samples.
+    sent = [0, 0, 0, 0.0, 0]
     told = time.monotonic()
 
     def tell() -> None:
         # Deltas: the parent adds every worker's into one bar.
         done = gathered.tally.artifacts
         conn.send(("progress", done - sent[0], counters.samples - sent[1],
-                   counters.errors - sent[2], counters.spend_usd - sent[3]))
-        sent[:] = [done, counters.samples, counters.errors, counters.spend_usd]
+                   counters.errors - sent[2], counters.spend_usd - sent[3],
+                   counters.unpriced - sent[4]))
+        sent[:] = [done, counters.samples, counters.errors, counters.spend_usd,
+                   counters.unpriced]
 
     def ended(result: JobResult, index: int) -> None:
         nonlocal told

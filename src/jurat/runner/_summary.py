@@ -44,6 +44,7 @@ from jurat.models import (
     tone_of,
 )
 from jurat.runner._job import JobResult
+from jurat.runner._results import ResultLog
 
 __all__ = [
     "ROWS_KEPT",
@@ -300,6 +301,8 @@ class RunTally:
         """What was recorded before this run and reused, summed over its jobs."""
         self.bias = BiasCounts()
         """The live bias monitor's counts over every vote (judges/_bias.py)."""
+        self.results = ResultLog(policy)
+        """Every artifact's entry for ``--json`` and ``--junit`` (runner/_results.py)."""
 
     def add(self, result: JobResult, index: int | None = None) -> None:
         """Count one job; ``index`` is its artifact's place in the campaign (default: the
@@ -335,6 +338,7 @@ class RunTally:
             if vote.judge in self._health:
                 self._health[vote.judge].drawn += 1
         self.bias.add(self.policy.kind, result.artifact, result.votes)
+        self.results.add(result, index)
         self.drawn_cost = combine((self.drawn_cost, result.drawn_cost))
         self.reused_cost = combine((self.reused_cost, result.reused_cost))
 
@@ -364,6 +368,7 @@ class RunTally:
         self.drawn_calls += other.drawn_calls
         self.reused_calls += other.reused_calls
         self.bias.merge(other.bias)
+        self.results.merge(other.results)
         self.drawn_cost = combine((self.drawn_cost, other.drawn_cost))
         self.reused_cost = combine((self.reused_cost, other.reused_cost))
 
