@@ -166,3 +166,70 @@ def test_an_unwritable_result_path_exits_3_before_anything_is_sent(tmp_path: Pat
     assert done.code == 3
     assert "--junit" in done.err and "no-such-dir" in done.err
     assert not done.has_ledger()
+
+
+RUBRIC = """\
+[campaign]
+id = "rub"
+kind = "rubric"
+allowed_destinations = ["sim"]
+
+[rubric]
+version = "r/1"
+threshold = 0.5
+criteria = [{ id = "correctness", weight = 0.5, minimum = 3 }, { id = "clarity", weight = 0.5 }]
+
+[[judges]]
+id = "A"
+provider = "sim"
+reliability = 1.0
+
+[[judges]]
+id = "B"
+provider = "sim"
+reliability = 1.0
+seed = 2
+
+[[judges]]
+id = "C"
+provider = "sim"
+reliability = 1.0
+seed = 3
+
+[[artifacts]]
+id = "good"
+text = "marker-good-51ae"
+truth = "accept"
+
+[[artifacts]]
+id = "bad"
+text = "marker-bad-80c2"
+truth = "reject"
+
+[gate]
+max_block = 1
+"""
+
+
+def test_a_rubric_suite_gate_reads_reject_as_block(tmp_path: Path) -> None:
+    campaign = tmp_path / "rubric.toml"
+    campaign.write_text(RUBRIC)
+    done = run(tmp_path, campaign, None, "--json", str(tmp_path / "r.json"),
+               "--junit", str(tmp_path / "r.xml"))
+    assert done.code == 0, done.out + done.err  # one reject, max_block = 1
+    result = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.Draft202012Validator(json.loads(schema_path().read_text())).validate(result)
+    assert [(a["id"], a["decision"], a["reasons"]) for a in result["artifacts"]] == [
+        ("good", "accept", [{"code": "votes_agree"}]),
+        ("bad", "reject", [{"code": "below_minimum"}])]
+    assert result["artifacts"][1]["scores"] == [
+        {"criterion": "correctness", "score": 1.0, "minimum": 3, "passed": False}]
+    assert [(r["metric"], r["criterion"], r["successes"]) for r in result["headline"]] == [
+        ("accept_rate", None, 1), ("pass_rate", "correctness", 1)]
+    assert (result["suite_gate"]["block"], result["suite_gate"]["holds"]) == (1, True)
+    xmlschema.XMLSchema(str(XSD)).validate(str(tmp_path / "r.xml"))
+    report = junitparser.JUnitXml.fromfile(str(tmp_path / "r.xml"))
+    scores = {case.name: [r.type for r in case.result] for suite in report
+              if suite.name == "rub/scores" for case in suite}
+    assert scores == {"good/correctness": [], "bad/correctness": ["below_minimum"]}
+    assert "marker-" not in (tmp_path / "r.xml").read_text() + json.dumps(result)
