@@ -23,7 +23,12 @@ from jurat.ledger import open_ledger
 from jurat.receipts import keygen, load_private_key
 from jurat.service import Service, TokenStore
 from jurat.service._app import create_app
+from jurat.service._limits import ClientLimits
 from tests.support.ready import wait_ready
+
+#: The servers of these tests poll fast with one token: no rate limit unless a test sets one
+#: (tests/service/test_client_limits.py does).
+UNLIMITED = ClientLimits(rate_per_s=0)
 
 #: In the hidden tests, and so in nothing a contributor can read.
 MARKER = "QZX-HIDDEN-4f2a91"
@@ -163,7 +168,7 @@ def client(env: Env, names: tuple[str, ...] = ("code", "text", "critical"),
     public = BoardCache(ledger, key, signer) if board else None
     app = create_app(lambda: Service(campaigns, ledger=ledger, key=key, log_signer=signer,
                                      checkpoint_interval=checkpoint_interval), tokens,
-                     board=public)
+                     board=public, limits=UNLIMITED)
     try:
         with TestClient(app) as http:
             yield http
@@ -206,7 +211,7 @@ def subprocess_server(env: Env, names: tuple[str, ...], *extra: str
     port = free_port()
     args = [sys.executable, "-m", "jurat", "serve", *(str(env.campaigns[n]) for n in names),
             "--ledger", env.ledger_url, "--key", str(env.key), "--log-key", str(env.log_key),
-            "--host", "127.0.0.1", "--port", str(port), *extra]
+            "--host", "127.0.0.1", "--port", str(port), "--rate-limit", "0", *extra]
     log = open(env.root / f"serve-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(args, cwd=env.root, stdout=log, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ,

@@ -70,8 +70,15 @@ def test_a_lone_surrogate_in_a_text_field_is_refused(env: Env, template: str,
 
 def test_a_lone_surrogate_in_a_rationale_is_refused(env: Env) -> None:
     rita = env.auth("reviewer", "critical", "rita")
+    alice = env.auth("contributor", "critical", "alice")
     with client(env, ("critical",)) as http:
-        r = _post(http, f"/v1/jobs/{'0' * 64}/adjudication",
+        # A job that exists: the guard refuses one that does not (404) before any body
+        # byte is read (service/_guard.py), so the rationale is parsed only for a real one.
+        made = http.post("/v1/campaigns/critical/jobs", headers=alice,
+                         json={"artifact": {"id": "s1", "text": "an answer"}})
+        assert made.status_code == 202, made.text
+        job = made.json()["job_id"]
+        r = _post(http, f"/v1/jobs/{job}/adjudication",
                   f'{{"disposition": "accept", "rationale": "fine {LONE}"}}', rita)
         assert "surrogate" in _refused(r, 422, "rationale")["error"]
 

@@ -101,14 +101,16 @@ class Running:
 @pytest.fixture
 def start_signer(world: World, settlement: tuple[Path, str], tmp_path: Path
                  ) -> Iterator[Any]:
-    """``start_signer(ledger=False, receipt_keys=None, state=None, registry=None)``: a running
-    signer with its own state in tmp_path; every one started is stopped after the test.
+    """``start_signer(ledger=False, receipt_keys=None, state=None, registry=None, extra=())``:
+    a running signer with its own state in tmp_path; every one started is stopped after the
+    test.
     ``ledger`` is True for the world's ledger or another ledger's URL; ``registry`` and
-    ``receipt_keys`` default to the world's."""
+    ``receipt_keys`` default to the world's; ``extra``: more `signer serve` options."""
     started: list[Running] = []
 
     def start(*, ledger: bool | str = False, receipt_keys: list[Path] | None = None,
-              state: Path | None = None, registry: Path | None = None) -> Running:
+              state: Path | None = None, registry: Path | None = None,
+              extra: tuple[str, ...] = ()) -> Running:
         sock = tmp_path / f"s{len(started)}.sock"
         state = state or tmp_path / "signer-state.db"
         args = ["--socket", str(sock), "--registry", str(registry or world.registry), "--key",
@@ -117,6 +119,7 @@ def start_signer(world: World, settlement: tuple[Path, str], tmp_path: Path
             args += ["--receipt-key", str(key)]
         if ledger:
             args += ["--ledger", world.url if ledger is True else ledger]
+        args += extra
         running = Running(socket=sock, state=state, args=args, cwd=tmp_path).start()
         started.append(running)
         return running

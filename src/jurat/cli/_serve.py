@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
@@ -12,13 +13,17 @@ from jurat.cli._keys import check_log_key, choose_log_key, open_log_signer
 from jurat.cli._text import err_console
 from jurat.errors import ConfigError, JuratError
 
+if TYPE_CHECKING:
+    from jurat.service._limits import ClientLimits
+
 __all__ = ["serve_command"]
 
 
 def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Path | None,
                   log_key: Path | None, host: str, port: int, executor: str,
                   ray_address: str | None, board: bool = False,
-                  replica_id: str | None = None, lease_s: float = 30.0) -> ExitCode:
+                  replica_id: str | None = None, lease_s: float = 30.0,
+                  limits: ClientLimits | None = None) -> ExitCode:
     """Serve until interrupted; configuration errors exit 3 before anything is written."""
     from jurat.ledger import holder_text, open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
@@ -84,6 +89,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
             serve_forever(served, ledger=ledger, ledger_url=ledger_url, key=key,
                           log_signer=signer.signer, host=host, port=port, ray=ray,
                           board=board, replica_id=replica_id, lease_s=lease_s,
+                          limits=limits,
                           ready=lambda: console.print(
                               f"serving {', '.join(c.id for c in served)} on {url} "
                               f"(ledger {ledger.url}; OpenAPI at {url}/openapi.json)",

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurat.canonical import loads_strict
 from jurat.cli._errors import print_error
@@ -29,6 +29,9 @@ from jurat.receipts import (
     load_public_key,
     read_at_most,
 )
+
+if TYPE_CHECKING:
+    from jurat.signer import SocketLimits
 
 __all__ = ["signer_keygen_command", "signer_request_command", "signer_serve_command"]
 
@@ -64,7 +67,8 @@ def _receipt_keys(paths: Sequence[Path]) -> list[PublicKey]:
 
 def signer_serve_command(*, socket_path: Path, registry_path: Path, key_path: Path,
                          receipt_keys: Sequence[Path], state_path: Path,
-                         ledger_url: str | None, log_keys: Sequence[Path]) -> ExitCode:
+                         ledger_url: str | None, log_keys: Sequence[Path],
+                         limits: SocketLimits | None = None) -> ExitCode:
     """Serve requests on the socket until SIGTERM/SIGINT."""
     from jurat.ledger import Ledger, open_ledger
     from jurat.signer import (
@@ -107,7 +111,7 @@ def signer_serve_command(*, socket_path: Path, registry_path: Path, key_path: Pa
             console.print(f"signer {signer.address} listening on {socket_path}; "
                           f"{len(registry.campaigns)} campaign(s), {len(keys)} receipt key(s); "
                           f"{review}; log in {state_path}", markup=False, highlight=False)
-            serve_socket(signer, socket_path, stop)
+            serve_socket(signer, socket_path, stop, limits)
     except JuratError as exc:
         return print_error(exc, code=ExitCode.INPUT)
     finally:

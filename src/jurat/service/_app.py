@@ -24,7 +24,8 @@ from jurat.models._artifact import MAX_ARTIFACT_BYTES
 from jurat.report import BOARD_CSP
 from jurat.service._board import BoardCache
 from jurat.service._errors import ServiceRefusal
-from jurat.service._limits import BodyLimit, body_limit
+from jurat.service._guard import PRINCIPAL_KEY, Guard, service_precheck
+from jurat.service._limits import ClientLimits, body_limit
 from jurat.service._listing import job_view, list_jobs
 from jurat.service._models import (
     AdjudicationAccepted,
@@ -79,10 +80,12 @@ def _known(loc: Any) -> list[str | int]:
 
 def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
                max_body_bytes: int = body_limit(MAX_ARTIFACT_BYTES),
-               board: BoardCache | None = None) -> FastAPI:
+               board: BoardCache | None = None,
+               limits: ClientLimits | None = None) -> FastAPI:
     """The app; ``open_service()`` gives the async context manager of the ``Service`` it
     serves, entered when the app starts and left when it stops. Request bodies larger
-    than ``max_body_bytes`` are refused (413) as they are read (``_limits``). With
+    than ``max_body_bytes`` are refused (413) as they are read, and tokens are checked
+    before any body is read, under ``limits`` (``_guard``). With
     ``board``, the public board is served at ``/board/`` without a token (``_board``)."""
     box: dict[str, Service] = {}
 
@@ -96,14 +99,18 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     app = FastAPI(title="jurat", version=__version__, lifespan=lifespan,
                   description="The jurat HTTP oracle (docs/service.md).")
 
-    app.add_middleware(BodyLimit, limit=max_body_bytes)
-
     def service() -> Service:
         return box["service"]
 
-    def principal(credentials: Annotated[HTTPAuthorizationCredentials | None,
-                                         Depends(_bearer)]) -> Principal:
-        found = tokens.lookup(credentials.credentials) if credentials is not None else None
+    app.add_middleware(Guard, tokens=tokens, limits=limits or ClientLimits(),
+                       max_body_bytes=max_body_bytes, precheck=service_precheck(service))
+
+    def principal(request: Request, credentials: Annotated[
+            HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> Principal:
+        # The guard looked the token up before the body was read (``_guard``).
+        found: Principal | None = request.scope.get(PRINCIPAL_KEY)
+        if found is None and credentials is not None:
+            found = tokens.lookup(credentials.credentials)
         if found is None:
             raise ServiceRefusal(
                 401, "a valid Bearer token is required",
@@ -256,7 +263,8 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     async def adjudication(job_id: str, body: AdjudicationRequest, who: Who
                            ) -> AdjudicationAccepted:
         """A reviewer settles an escalated decision: a new signed review version."""
-        version = await service().adjudicate(who, job_id, body.disposition, body.rationale)
+        version = await service().adjudicate(who, job_id, body.disposition, body.rationale,
+                                             rationale_public=body.rationale_public)
         return AdjudicationAccepted(job_id=job_id, review_version=version)
 
     @app.get("/v1/campaigns/{campaign_id}/decisions", responses=_ERRORS,

@@ -17,7 +17,7 @@ from jurat.receipts import PrivateKey
 from jurat.runner import RayJobs
 from jurat.service._board import BoardCache
 from jurat.service._deps import require_serve
-from jurat.service._limits import body_limit
+from jurat.service._limits import ClientLimits, body_limit
 from jurat.service._service import CHECKPOINT_INTERVAL_S, Service
 from jurat.service._tokens import TokenStore
 
@@ -35,14 +35,19 @@ def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: 
                   key: PrivateKey, log_signer: LogSigner, host: str, port: int,
                   checkpoint_interval: float = CHECKPOINT_INTERVAL_S,
                   ready: Any = None, ray: RayJobs | None = None, board: bool = False,
-                  replica_id: str | None = None, lease_s: float = 30.0) -> None:
+                  replica_id: str | None = None, lease_s: float = 30.0,
+                  limits: ClientLimits | None = None) -> None:
     """Serve until interrupted. The ledger and keys are the caller's (it closes them);
     ``ray``: run the jobs on a Ray cluster (opened and closed by the service); ``board``:
-    also serve the public board at ``/board/`` (``_board``)."""
+    also serve the public board at ``/board/`` (``_board``); ``limits``: what one client
+    may cost (``_guard``, ``_conn``; the defaults when None)."""
     require_serve()
     import uvicorn
 
     from jurat.service._app import create_app
+    from jurat.service._conn import server_config
+
+    limits = limits or ClientLimits()
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -54,9 +59,10 @@ def serve_forever(campaigns: Sequence[Campaign], *, ledger: Ledger, ledger_url: 
                                          checkpoint_interval=checkpoint_interval,
                                          ray=ray, replica_name=replica_id,
                                          lease_ttl=lease_s), tokens,
-                         max_body_bytes=body_limit(biggest), board=public)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                lifespan="on", access_log=False)
+                         max_body_bytes=limits.max_body_bytes or body_limit(biggest),
+                         board=public, limits=limits)
+        config = server_config(app, host=host, port=port, limits=limits,
+                               log_level="warning", lifespan="on", access_log=False)
         server = uvicorn.Server(config)
         if ready is not None:
             ready()

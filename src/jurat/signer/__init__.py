@@ -17,7 +17,7 @@ from jurat.signer._key import (
 )
 from jurat.signer._registry import Registry, RegistryCampaign, checksum_address, load_registry
 from jurat.signer._signer import Signer
-from jurat.signer._socket import request_signature, serve_socket
+from jurat.signer._socket import SocketLimits, request_signature, serve_socket
 from jurat.signer._state import Decided, Grant, SignerState
 from jurat.signer._typed import SETTLEMENT_TYPES, settlement_typed_data
 
@@ -32,6 +32,7 @@ __all__ = [
     "Registry",
     "RegistryCampaign",
     "SettlementKey",
+    "SocketLimits",
     "Signer",
     "SignerState",
     "checksum_address",

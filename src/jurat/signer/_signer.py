@@ -3,8 +3,9 @@
 ``Signer.handle`` runs the checks of ``_checks`` in order (the review check is ``_review``),
 and either signs the settlement (``_typed``) or refuses naming the failed check. It never
 raises for a request: whatever a request's bytes provoke is a refusal, logged like any
-other. Requests are handled one at a time (the server serves one connection at a time), so
-the ``replay`` check and the grant it guards cannot interleave with another request's.
+other. Requests are handled one at a time (the socket reads connections concurrently but
+calls ``handle`` under one lock, ``_socket``), so the ``replay`` check and the grant it
+guards cannot interleave with another request's.
 """
 
 from __future__ import annotations
@@ -82,6 +83,12 @@ class Signer:
             self.state.record(Decided(outcome="refused", check="replay", reason=str(exc),
                                       **known))
         return answer
+
+    def refuse_request(self, reason: str) -> dict[str, Any]:
+        """Refuse a request the socket could not take whole (check 1, ``request``), logged
+        like any other refusal: a line over the length cap."""
+        self.state.record(Decided(outcome="refused", check="request", reason=reason))
+        return {"refused": "request", "reason": reason}
 
     def _decide(self, line: bytes, known: dict[str, Any]
                 ) -> tuple[dict[str, Any], Decided, Grant | None]:
