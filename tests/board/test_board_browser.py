@@ -101,6 +101,20 @@ def test_the_board_renders_downloads_verify_and_stays_on_its_origin(
             assert page.locator("tr.verdict.superseded[data-artifact='sup']").count() == 1
             box = page.locator("table#verdicts").bounding_box()
             assert box is not None and box["width"] > 600 and box["height"] > 300
+            # Why, as codes: a rubric reject under its threshold, a criteria BLOCK by its
+            # criterion; no gate failed in this world, and the summary says so.
+            bad = page.locator("tr.verdict.current[data-artifact='bad'] td.reasons")
+            assert bad.locator("li.reason[data-code='below_threshold']").count() == 1
+            block = page.locator("tr.verdict.current[data-artifact='block'] td.reasons")
+            assert block.locator("li.reason[data-code='criterion_not_passed']").count() >= 1
+            assert "No gate failures" in page.locator("#gate-failures").inner_text()
+            # The adjudication: what the panel said, who decided otherwise and when; the
+            # rationale stays private (bob did not publish it).
+            note = page.locator("tr.verdict.current[data-artifact='esc2'] p.adjudication")
+            assert "adjudicated: accept by bob at " in note.inner_text()
+            assert page.locator("tr.verdict.current[data-artifact='esc2'] "
+                                "p.rationale.private").count() == 1
+            assert "the panel was too small" not in page.content()
             # Download the esc2 adjudicated accept's files by clicking, as a stranger would.
             row = page.locator("tr.verdict.current[data-artifact='esc2']")
             for link in (row.locator("a.receipt"), row.locator("a.proof"),

@@ -329,7 +329,11 @@ def _statement(payload: bytes) -> dict[str, Any]:
         raise DocVerifyError(4, "review.supersedes is not a receipt digest")
     adjudication = review["adjudication"]
     if adjudication is not None:  # §6.10
-        _fields(adjudication, ADJUDICATION_FIELDS, "review.adjudication")
+        _fields(adjudication, ADJUDICATION_FIELDS, "review.adjudication",
+                {"rationale_public"})
+        if adjudication.get("rationale_public", True) is not True:
+            raise DocVerifyError(4, "review.adjudication.rationale_public is present but not "
+                                 "true")  # §6.10: absent when false
         if adjudication["disposition"] not in ("accept", "reject"):
             raise DocVerifyError(4, "review.adjudication.disposition is not accept or reject")
         for name, most in (("reviewer", 200), ("rationale", 4000)):

@@ -11,20 +11,16 @@ from statsmodels.stats.proportion import proportion_confint
 
 from jurat.campaign import campaign_from_dict
 from jurat.cli._progress import spend_text
+from jurat.explain import REASON_CODES, Reason, reason_codes
 from jurat.fold import decide
 from jurat.judges import combine
 from jurat.judges._plan import plan_samples
-from jurat.models import Decision, GateOutcome
+from jurat.models import Decision, GateOutcome, Policy
 from jurat.runner import JobResult
 from jurat.runner._headline import headline
 from jurat.runner._junit import junit_xml
 from jurat.runner._progress import PricedProgress, planned_per_artifact
-from jurat.runner._results import (
-    REASON_CODES,
-    ArtifactResult,
-    CriterionResult,
-    reason_codes,
-)
+from jurat.runner._results import ArtifactResult, CriterionResult
 from tests.support.builders import (
     artifact,
     criteria_case,
@@ -46,10 +42,15 @@ def _job(decision: Decision, gates: list[GateOutcome] | None = None,
                      reused_cost=combine(()), judges_skipped=judges_skipped)
 
 
+def _codes(policy: Policy, job: JobResult) -> tuple[Reason, ...]:
+    return reason_codes(policy, job.gates, job.decision,
+                        judges_asked=job.judges_skipped is None)
+
+
 def test_every_fold_reason_of_each_kind_has_a_code() -> None:
     for case in (rubric_case(), pairwise_case(), equivalence_case()):
         d = decide(case.policy, case.gates, case.votes)
-        codes = [r.code for r in reason_codes(case.policy, _job(d))]
+        codes = [r.code for r in _codes(case.policy, _job(d))]
         assert codes and "other" not in codes, (d.kind, d.reasons)
         assert set(codes) <= set(REASON_CODES)
 
@@ -57,7 +58,7 @@ def test_every_fold_reason_of_each_kind_has_a_code() -> None:
 def test_criteria_reasons_name_the_criterion_and_the_counts() -> None:
     case = criteria_case()
     d = decide(case.policy, case.gates, case.votes)
-    reasons = reason_codes(case.policy, _job(d))
+    reasons = _codes(case.policy, _job(d))
     blocked = [r for r in reasons if r.criterion == "cites"]
     assert [r.to_json() for r in blocked] == [{
         "code": "criterion_not_passed", "judge": "A", "criterion": "cites", "verdict": "no",
@@ -70,7 +71,7 @@ def test_a_failed_required_gate_is_a_code_with_its_outcome() -> None:
     failing = gates(ok=False)
     d = decide(case.policy, failing, case.votes)
     job = _job(d, failing, "required gate tests.pass did not pass (a veto)")
-    reasons = [r.to_json() for r in reason_codes(case.policy, job)]
+    reasons = [r.to_json() for r in _codes(case.policy, job)]
     assert reasons[:2] == [
         {"code": "gate_not_passed", "gate": "tests.pass", "outcome": "fail"},
         {"code": "judges_not_asked", "outcome": "veto"}]

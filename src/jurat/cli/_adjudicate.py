@@ -32,7 +32,8 @@ class _Flags(Words):
 
 def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale: str,
                        reviewer: str, key_path: Path | None, out: Path | None,
-                       log_key: Path | None = None) -> ExitCode:
+                       log_key: Path | None = None, rationale_public: bool = False
+                       ) -> ExitCode:
     """Sign and record the adjudicated review, sign a checkpoint and prove the review in it;
     print where its receipt was written, its ledger entry and the command that verifies it."""
     import pydantic
@@ -48,7 +49,7 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
     from jurat.service._service import now_utc
 
     given = {"reviewer": reviewer, "at": now_utc(), "disposition": disposition,
-             "rationale": rationale}
+             "rationale": rationale, "rationale_public": rationale_public}
     try:
         # The record checks the word; a wrong one is the ValidationError below.
         adjudication = Adjudication.model_validate(given)

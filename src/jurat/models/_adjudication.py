@@ -38,3 +38,8 @@ class Adjudication(Frozen):
     rationale: str = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
     """Why, in the reviewer's words; published in the receipt, so it quotes no reference
     material (the service refuses a rationale that quotes the campaign's tests)."""
+    rationale_public: bool = Field(False, exclude_if=lambda public: not public)
+    """The reviewer marked the rationale for the public board's page (issue 29); default
+    private: the page then shows who and when, not why. Absent when false, so receipts
+    adjudicated before the flag existed keep their normal form. The rationale is in the
+    signed receipt either way."""

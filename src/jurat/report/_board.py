@@ -40,6 +40,7 @@ from jurat.report._board_files import (
     receipt_file_name,
     sigstore_command,
 )
+from jurat.report._codes_html import CODES_CSS, adjudication_markup, codes_markup
 from jurat.report._report_data import ArtifactView, ReportReceipt, views_of
 from jurat.report._report_html import CSS, cell, interval, review_text, table
 from jurat.report._rows import SEVERITY, current, display_order, tag_versions
@@ -48,7 +49,8 @@ __all__ = ["BOARD_CSP", "BoardSummary", "write_board"]
 
 #: The page's Content-Security-Policy: inline style, nothing fetched, no script.
 BOARD_CSP = "default-src 'none'; style-src 'unsafe-inline'"
-_HEAD = ["artifact", "decision", "agreement (votes)", "N", "RF", "review", "files", "verify"]
+_HEAD = ["artifact", "decision", "reasons and gate failures", "agreement (votes)", "N", "RF",
+         "review", "files", "verify"]
 _EXTRA_CSS = """
 td.files a { display: block; white-space: nowrap; }
 details.outside > summary { cursor: pointer; color: var(--muted); font-size: 12px; }
@@ -170,7 +172,9 @@ def _row(row: _Row, *, has_key: bool, has_log_key: bool) -> str:
         f"<tr {attrs}>"
         + cell(f"{escape(v.artifact_id)}<span class=\"ci\">{escape(v.campaign_id)}</span>",
                "artifact")
-        + cell(f'<span class="badge">{escape(v.outcome)}</span>', "outcome")
+        + cell(f'<span class="badge">{escape(v.outcome)}</span>'
+               + adjudication_markup(v.adjudication), "outcome")
+        + cell(codes_markup(v.reason_codes, v.gate_failures) or "none", "reasons")
         + cell(escape(v.agreement_text) + interval(v.agreement_text), "agreement")
         + cell(_n(v), "samples")
         + cell(escape(v.fidelity), "fidelity")
@@ -191,7 +195,26 @@ def _summary(rows: Sequence[_Row], checkpoint: Checkpoint | None) -> str:
     log = ("no checkpoint yet: receipts have no inclusion proof" if checkpoint is None else
            f"checkpoint of {escape(checkpoint.origin)} at tree size {checkpoint.tree_size}")
     return (f'<p class="summary">{len(rows)} signed verdicts ({len(latest)} current: {shown}); '
-            f"{log}.</p>")
+            f"{log}.</p>" + _failures_summary(latest))
+
+
+def _failures_summary(latest: Sequence[ArtifactView]) -> str:
+    """Gate failures of the current verdicts per kind: the count summed, and how many
+    verdicts have that kind (``tests_failed 3 in 2 verdicts``)."""
+    counts: dict[str, list[int]] = {}
+    for v in latest:
+        for f in v.gate_failures:
+            total = counts.setdefault(f.kind, [0, 0])
+            total[0] += f.count
+            total[1] += 1
+    if not counts:
+        return '<p class="summary" id="gate-failures">No gate failures in current verdicts.</p>'
+    shown = " · ".join(
+        f'<span class="failure-kind" data-kind="{escape(kind)}" data-count="{n}" '
+        f'data-verdicts="{m}">{escape(kind)} {n} in {m} verdict{"" if m == 1 else "s"}</span>'
+        for kind, (n, m) in sorted(counts.items()))
+    return f'<p class="summary" id="gate-failures">Gate failures in current verdicts: {shown}.</p>'
+
 
 
 def _downloads(checkpoint: Checkpoint | None, *, has_key: bool, has_log_key: bool) -> str:
@@ -232,12 +255,15 @@ def _page(title: str, rows: Sequence[_Row], checkpoint: Checkpoint | None, *,
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{BOARD_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{CSS}{_EXTRA_CSS}</style>\n</head>\n<body>\n"
+        f"<title>{escape(title)}</title>\n<style>{CSS}{CODES_CSS}{_EXTRA_CSS}</style>\n</head>\n<body>\n"
         f"<header><h1>{escape(title)}</h1>{_summary(rows, checkpoint)}"
         f"{_downloads(checkpoint, has_key=has_key, has_log_key=has_log_key)}</header>\n"
         '<section id="verdicts-section"><h2>Signed verdicts</h2><p class="note">Every receipt '
         "in the ledger, failing grades beside passes: by campaign, worst outcome first, then by "
-        "artifact; a superseded review follows the one that replaced it. Agreement is the share of "
+        "artifact; a superseded review follows the one that replaced it. Reasons are codes read "
+        "from the signed decision and gate failures are kinds with counts (docs/board.md); an "
+        "adjudicated verdict says what the judges said, who decided otherwise and when, and the "
+        "reviewer's rationale only where the reviewer published it. Agreement is the share of "
         "votes that agree, with its Wilson 95% interval; N is the number of judge samples. "
         "RF-1: the decision replays from the recorded votes; RF-2: the votes are "
         "reproducible too.</p>"

@@ -1,6 +1,6 @@
 """The report's operator section (``jurat report LEDGER --operator``, issue 28): each refused
-judge answer with its raw text and failing JSON path, and each ``[subject]`` output next to
-the verdict on it.
+judge answer with its raw text and failing JSON path, each ``[subject]`` output next to
+the verdict on it, and each adjudication with its rationale, public or not (issue 29).
 
 Opt-in, and from a ledger only: the report without it is contributor-visible (it names
 only what receipts hold), while this section shows text a judge or the subject model
@@ -14,14 +14,16 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from jurat.errors import IntakeError, JuratError
 from jurat.judges import RAW_CAP
-from jurat.ledger import Entry, Ledger
+from jurat.ledger import Entry, Ledger, decode_receipt
 from jurat.models._base import Frozen
+from jurat.receipts import read_decision_statement
 from jurat.report._report_data import ArtifactView
 from jurat.report._report_html import cell, table
 
-__all__ = ["OperatorRecord", "OperatorSample", "SubjectOutput", "operator_record",
-           "operator_section"]
+__all__ = ["OperatorAdjudication", "OperatorRecord", "OperatorSample", "SubjectOutput",
+           "operator_record", "operator_section"]
 
 
 class OperatorSample(Frozen):
@@ -62,6 +64,23 @@ class SubjectOutput(Frozen):
     """Why there is no output, when there is none."""
 
 
+class OperatorAdjudication(Frozen):
+    """A reviewer's adjudication as its receipt records it, rationale included."""
+
+    ledger_seq: int
+    """The receipt entry of the adjudicated review."""
+    reviewer: str
+    """Who adjudicated."""
+    at: str
+    """When."""
+    disposition: str
+    """accept or reject."""
+    rationale: str
+    """Why, in the reviewer's words (shown here whether or not it was marked public)."""
+    public: bool
+    """Whether the reviewer marked it for the public board."""
+
+
 class OperatorRecord(Frozen):
     """Everything the operator section shows, read from the ledger."""
 
@@ -71,6 +90,8 @@ class OperatorRecord(Frozen):
     """Refused answers, by review in log order, then sample order."""
     outputs: tuple[SubjectOutput, ...]
     """Subject outputs, one per review of a ``[subject]`` campaign."""
+    adjudications: tuple[OperatorAdjudication, ...] = ()
+    """Adjudicated reviews, in log order."""
 
 
 def _execution(ledger: Ledger, job: str) -> dict[str, Any] | None:
@@ -103,7 +124,10 @@ def operator_record(ledger: Ledger) -> OperatorRecord:
     and closes the ledger."""
     samples: list[OperatorSample] = []
     outputs: list[SubjectOutput] = []
+    adjudications: list[OperatorAdjudication] = []
     for entry in ledger.entries(kind="receipt"):
+        if "adjudicates" in entry.payload:
+            adjudications.append(_adjudication(entry))
         # An adjudicated review's own job names the job whose samples it settled.
         job = str(entry.payload.get("adjudicates", entry.job_id))
         for recorded in ledger.entries(job_id=job, kind="sample_recorded"):
@@ -114,7 +138,22 @@ def operator_record(ledger: Ledger) -> OperatorRecord:
         if execution is not None:
             outputs.append(SubjectOutput(ledger_seq=entry.seq, output=execution.get("output"),
                                          error=execution.get("error")))
-    return OperatorRecord(ledger=ledger.url, samples=tuple(samples), outputs=tuple(outputs))
+    return OperatorRecord(ledger=ledger.url, samples=tuple(samples), outputs=tuple(outputs),
+                          adjudications=tuple(adjudications))
+
+
+def _adjudication(entry: Entry) -> OperatorAdjudication:
+    try:
+        statement = read_decision_statement(decode_receipt(entry.payload, seq=entry.seq))
+    except JuratError as exc:
+        raise IntakeError(f"ledger entry {entry.seq}: not a jurat receipt: {exc}") from exc
+    given = statement.predicate.review.adjudication
+    if given is None:
+        raise IntakeError(f"ledger entry {entry.seq}: names the job it adjudicates, but its "
+                          "receipt records no adjudication")
+    return OperatorAdjudication(ledger_seq=entry.seq, reviewer=given.reviewer, at=given.at,
+                                disposition=given.disposition, rationale=given.rationale,
+                                public=given.rationale_public)
 
 
 def _pre(text: str | None, cls: str) -> str:
@@ -155,6 +194,14 @@ def operator_section(record: OperatorRecord, views: Sequence[ArtifactView]) -> s
             + cell(_pre(s.answer, "raw-answer") + f"{s.answer_bytes} bytes{cut}", "answer")
             + cell(f'<code class="sample-command">{escape(command)}</code>', "command")
             + "</tr>")
+    adjudications = []
+    for a in sorted(record.adjudications, key=lambda o: order.get(o.ledger_seq, len(order))):
+        review, outcome = _review(by_seq.get(a.ledger_seq))
+        adjudications.append(
+            f'<tr data-ledger-seq="{a.ledger_seq}" data-public="{"yes" if a.public else "no"}">'
+            + cell(review, "artifact") + cell(outcome, "outcome") + cell(escape(a.reviewer))
+            + cell(escape(a.at)) + cell("public" if a.public else "private", "published")
+            + cell(_pre(a.rationale, "operator-rationale"), "rationale") + "</tr>")
     return (
         '<section id="operator"><h2>Operator: judge answers and subject outputs</h2>'
         '<p class="note">For the operator only: this section shows text written by judges '
@@ -168,5 +215,10 @@ def operator_section(record: OperatorRecord, views: Sequence[ArtifactView]) -> s
                                       "JSON path", "message", "raw answer", "request"],
                  samples)
            if samples else '<p class="note">No refused judge answer.</p>')
+        + "<h3>Adjudications</h3>"
+        + (table("operator-adjudications", ["review", "verdict", "reviewer", "at",
+                                            "rationale on the board", "rationale"],
+                 adjudications)
+           if adjudications else '<p class="note">No adjudication.</p>')
         + "</section>"
     )

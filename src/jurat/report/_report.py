@@ -14,6 +14,7 @@ from typing import Any
 from jurat.models import MonitorBounds, tone_of
 from jurat.report._bias import bias_section
 from jurat.report._charts import agreement_section, convergence_section, order_section
+from jurat.report._codes_html import CODES_CSS, adjudication_markup
 from jurat.report._details import details
 from jurat.report._operator import OperatorRecord, operator_record, operator_section
 from jurat.report._report_data import ArtifactView, ReportReceipt, views_of
@@ -68,7 +69,7 @@ def render_report(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<title>{escape(title)}</title>\n<style>{CSS}{CODES_CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
@@ -140,7 +141,8 @@ def _decision_row(v: ArtifactView) -> str:
         f"<tr {attrs}>"
         + cell(f'<a href="#votes-{v.index}">{escape(v.artifact_id)}</a>', "artifact")
         + cell(escape(v.kind), "kind")
-        + cell(f'<span class="badge">{escape(v.outcome)}</span>', "outcome")
+        + cell(f'<span class="badge">{escape(v.outcome)}</span>'
+               + adjudication_markup(v.adjudication), "outcome")
         + cell(escape(v.score), "score")
         + cell(escape(v.agreement_text) + interval(v.agreement_text), "agreement")
         + cell(_samples(v), "samples")

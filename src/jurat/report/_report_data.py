@@ -35,6 +35,14 @@ from jurat.models import (
 )
 from jurat.receipts import Statement
 from jurat.receipts._statement import parse_statement
+from jurat.report._codes import (
+    AdjudicationNote,
+    GateFailure,
+    Reason,
+    adjudication_note,
+    gate_failures,
+    reason_codes,
+)
 from jurat.report._votes import VoteRow, vote_row
 from jurat.report._why import gate_detail, why
 
@@ -130,6 +138,12 @@ class ArtifactView(Frozen):
     """Every recorded gate, in pipeline order."""
     reasons: tuple[str, ...]
     """Why, root cause first (``_why``)."""
+    reason_codes: tuple[Reason, ...] = ()
+    """The decision's reasons as codes (``_codes``): what the public board shows."""
+    gate_failures: tuple[GateFailure, ...] = ()
+    """Gate failures as kinds and counts (``tests_failed 2``), never test text."""
+    adjudication: AdjudicationNote | None = None
+    """The reviewer's adjudication (rationale only where marked public); None without."""
     review_version: int
     """Review version of this receipt."""
     supersedes: str | None
@@ -285,6 +299,9 @@ def artifact_view(index: int, receipt: ReportReceipt) -> ArtifactView:
         gates_text=cause.gates_text,
         gates=tuple(_gate_row(g) for g in predicate.gates),
         reasons=cause.lines,
+        reason_codes=reason_codes(predicate),
+        gate_failures=gate_failures(predicate),
+        adjudication=adjudication_note(predicate),
         review_version=predicate.review.version,
         supersedes=predicate.review.supersedes,
         fidelity=predicate.replay_fidelity_level,

@@ -214,6 +214,8 @@ class AdjudicationRequest(Frozen):
     """The reviewer's decision on the escalation."""
     rationale: _Text = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
     """Why; published in the receipt, so it must not quote the campaign's tests."""
+    rationale_public: bool = False
+    """Show the rationale on the public board's page too (default: who and when only)."""
 
 
 class AdjudicationAccepted(Frozen):
