@@ -347,6 +347,31 @@ def report(
 
 
 @app.command()
+def diff(
+    base: Annotated[str, typer.Argument(help="The baseline: a ledger, a receipts directory "
+                                             "(run --out) or a run result (run --json).")],
+    new: Annotated[str, typer.Argument(help="The run to compare with it (same kinds).")],
+    campaign: Annotated[str | None, typer.Option(
+        "--campaign", help="Compare only this campaign (by artifact id).")] = None,
+    base_campaign: Annotated[str | None, typer.Option(
+        "--base-campaign", help="The base side's campaign, when its id differs from "
+        "--campaign.")] = None,
+    json_path: Annotated[Path | None, typer.Option(
+        "--json", help="Write the diff as JSON (jurat.diff/v1).")] = None,
+    html_path: Annotated[Path | None, typer.Option("--html", help="Write the diff as a page.")]
+    = None,
+    fail_on_change: Annotated[bool, typer.Option(
+        "--fail-on-change", help="Exit 2 when an artifact's decision changed.")] = False,
+) -> None:
+    """Artifacts whose decision or reasons changed between two runs, with their receipts."""
+    from jurat.cli._diff import diff_command
+
+    finish(lambda: diff_command(base, new, campaign=campaign, base_campaign=base_campaign,
+                                json_path=json_path, html_path=html_path,
+                                fail_on_change=fail_on_change))
+
+
+@app.command()
 def sample(
     ledger: Annotated[str, typer.Argument(callback=_ledger_arg,
                                           help="Ledger URL or SQLite file path.")],
