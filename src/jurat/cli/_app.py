@@ -460,8 +460,9 @@ def serve(
         "--replica-id", help="This replica's name in the PostgreSQL ledger's job leases "
         "(default: the host name; docs/service.md, \"Replicas\").")] = None,
     lease_s: Annotated[float, typer.Option(
-        "--lease-s", min=1.0, max=3600.0, help="Seconds a job's lease lasts unless renewed: "
-        "how long a dead replica's jobs wait for another (PostgreSQL ledger).")] = 30.0,
+        # Range checked by serve_command: a range column beside a wrapped help line garbles it.
+        "--lease-s", help="Seconds (1-3600) a job's lease lasts unless renewed: how long a "
+        "dead replica's jobs wait for another (PostgreSQL ledger).")] = 30.0,
     max_body_bytes: Annotated[int | None, typer.Option(
         "--max-body-bytes", min=1, help="Request body cap, 413 above (default: what the "
         "largest artifact of the campaigns needs; docs/service.md, \"Limits\").")] = None,

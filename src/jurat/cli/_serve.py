@@ -38,6 +38,9 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         require_serve()
         if executor not in ("local", "ray"):
             raise ConfigError(f"--executor {executor}: unknown executor (fix: local or ray)")
+        if not 1.0 <= lease_s <= 3600.0:
+            raise ConfigError(f"--lease-s {lease_s}: must be from 1 to 3600 seconds (fix: the "
+                              "default, 30)")
         if executor == "local" and ray_address is not None:
             raise ConfigError("--ray-address without --executor ray (fix: add --executor ray)")
         if executor == "ray":
