@@ -255,6 +255,9 @@ def qualify(
     record: Annotated[Path | None, typer.Option(
         "--record", help="Write the signed qualification record here.")] = None,
     key: Annotated[Path | None, typer.Option("--key", help="PEM signing key.")] = None,
+    ledger: Annotated[str | None, typer.Option(
+        "--ledger", help="Store the signed record in this ledger (URL or SQLite file), "
+        "where a campaign requiring it finds it.")] = None,
 ) -> None:
     """Measure each judge's repeatability, vote correlation rho, n_eff and implied error
     rates (docs/qualify.md), and sign a qualification record. Exit 0 measured, 3 an input
@@ -263,7 +266,8 @@ def qualify(
 
     finish(lambda: qualify_command(campaign, samples=samples, windows=windows,
                                    spacing_ms=spacing_ms, pause=pause, budget=budget,
-                                   json_out=json_out, record_out=record, key=key))
+                                   json_out=json_out, record_out=record, key=key,
+                                   ledger_url=ledger))
 
 
 @app.command()

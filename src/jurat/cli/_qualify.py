@@ -155,9 +155,19 @@ def _table(figures: list[JudgeFigures]) -> Table:
     return table
 
 
+def _store(url: str, record: bytes | None) -> None:
+    from jurat.ledger import open_ledger
+    from jurat.qualify._require import store_record
+    from jurat.runner import ledger_url
+
+    with open_ledger(ledger_url(url)) as ledger:
+        if record is not None:
+            store_record(ledger, record)
+
+
 def qualify_command(path: Path, *, samples: int, windows: int, spacing_ms: int, pause: float,
                     budget: float, json_out: Path | None, record_out: Path | None,
-                    key: Path | None) -> ExitCode:
+                    key: Path | None, ledger_url: str | None = None) -> ExitCode:
     """Qualify every judge of the campaign's panel; see the module for the exit status."""
     from jurat.qualify._record import qualification_statement, sign_record
 
@@ -167,6 +177,8 @@ def qualify_command(path: Path, *, samples: int, windows: int, spacing_ms: int, 
             raise ConfigError("--samples must be >= 2, --windows >= 1, --spacing-ms and "
                               "--pause >= 0")
         campaign: Campaign = load_campaign(path)
+        if ledger_url is not None:
+            _store(ledger_url, None)  # a ledger that cannot be opened refuses before any call
         if campaign.datasets:
             raise ConfigError("jurat qualify reads [[artifacts]] only; list the "
                               "qualification items inline")
@@ -188,6 +200,8 @@ def qualify_command(path: Path, *, samples: int, windows: int, spacing_ms: int, 
         record, digest = sign_record(statement, key)
         if record_out is not None:
             record_out.write_bytes(record)
+        if ledger_url is not None:
+            _store(ledger_url, record)
         if json_out is not None:
             json_out.write_text(json.dumps({
                 "record_sha256": digest,
@@ -199,5 +213,7 @@ def qualify_command(path: Path, *, samples: int, windows: int, spacing_ms: int, 
         return print_error(exc, code=ExitCode.INPUT)
     console.print(_table(figures))
     console.print(f"qualification record: sha256:{digest}"
-                  + (f" ({escape(str(record_out))})" if record_out else ""))
+                  + (f" ({escape(str(record_out))})" if record_out else "")
+                  + (f"; stored in {escape(ledger_url)}" if ledger_url else ""),
+                  soft_wrap=True)  # a digest or path cut in two cannot be copied
     return ExitCode.OK

@@ -39,6 +39,7 @@ from jurat.errors import ConfigError, JuratError
 from jurat.judges import Engine, SampleTelemetry, format_cost_table
 from jurat.ledger import Ledger, LogSigner, Precheck, holder_text, load_log_key, open_ledger
 from jurat.models import Campaign, MonitorBounds
+from jurat.qualify._require import refuse_unqualified
 from jurat.receipts import (
     PrivateKey,
     load_or_create_default_key,
@@ -193,6 +194,10 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # A live campaign never changes; both held before anything is sent or written,
             # the log key against the ledger's checkpoints.
             refuse_changed_policy(campaign, ledger)
+            # A judge the campaign requires qualified is sent nothing without a passing,
+            # current record in this ledger, signed with this run's key (qualify/_require.py).
+            for line in refuse_unqualified(campaign.policy, ledger, key.public_key()):
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
             # A campaign with a [subject] executes it again in each run, unless this one
             # resumes an interrupted run (runner/_rerun.py).
             options.run_id = resumable_run_id(campaign, ledger, resume)

@@ -63,6 +63,11 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         try:
             signer = open_log_signer(choice, ledger)
             check_campaigns(served, ledger)
+            from jurat.qualify._require import refuse_unqualified
+
+            for campaign in served:  # required qualifications, as `jurat run` checks them
+                for line in refuse_unqualified(campaign.policy, ledger, key.public_key()):
+                    console.print(line, markup=False, highlight=False, soft_wrap=True)
             # Shared with other servers of these campaigns, never beside a `jurat run`; on
             # SQLite one server alone: replicas take job leases in PostgreSQL.
             replicas = ledger.backend == "postgresql"

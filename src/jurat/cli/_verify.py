@@ -32,7 +32,7 @@ from jurat.cli._keys import (
     read_log_public,
 )
 from jurat.cli._text import shown
-from jurat.errors import ConfigError
+from jurat.errors import ConfigError, JuratError
 from jurat.receipts import (
     MAX_BUNDLE_BYTES,
     STEPS,
@@ -214,8 +214,45 @@ def verify_command(
     except ConfigError as exc:
         return print_error(exc)
     if len(paths) == 1 and len(receipts) == 1 and not paths[0].is_dir():
+        if _is_qualification(receipts[0]):
+            return _verify_qualification(console, receipts[0], public_key)
         return _verify_one(console, receipts[0], public_key, expected, artifact, anchor)
     return _verify_many(console, receipts, public_key, expected, artifact, anchor)
+
+
+def _is_qualification(path: Path) -> bool:
+    """A `jurat qualify --record` file rather than a receipt: its statement's predicate type
+    says so (read unverified, to choose the steps; the steps then verify it)."""
+    import json
+
+    from jurat.qualify._record import PREDICATE_TYPE
+    from jurat.receipts._bundle import parse_bundle
+
+    try:
+        statement = json.loads(parse_bundle(read_at_most(path, MAX_BUNDLE_BYTES)).payload)
+    except (JuratError, OSError, ValueError):
+        return False  # not one: the receipt steps say what is wrong with it
+    return isinstance(statement, dict) and statement.get("predicateType") == PREDICATE_TYPE
+
+
+def _verify_qualification(console: Console, path: Path, public_key: PublicKey) -> ExitCode:
+    """A qualification record's own steps (``verify_record``): signature, statement, and
+    every figure re-derived from its signed samples."""
+    from jurat.qualify._record import verify_record
+
+    bundle = read_at_most(path, MAX_BUNDLE_BYTES)
+    console.print(f"qualification record {escape(str(path))} "
+                  f"sha256:{receipt_digest(bundle)}", markup=False, highlight=False)
+    try:
+        lines = verify_record(bundle, public_key)
+    except JuratError as exc:
+        console.print(f"  FAIL {shown(exc)}", markup=False, highlight=False)
+        console.print("not verified: the record does not hold", markup=False)
+        return ExitCode.ESCALATE
+    for line in lines:
+        console.print(f"  ok   {line}", markup=False, highlight=False)
+    console.print("verified: qualification record, every figure re-derived", markup=False)
+    return ExitCode.OK
 
 
 def _read(receipt: Path) -> bytes:

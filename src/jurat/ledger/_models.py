@@ -33,6 +33,7 @@ EntryKind = Literal[
     "decision",
     "receipt",
     "supersession",
+    "qualification_record",
 ]
 ENTRY_KINDS: tuple[str, ...] = get_args(EntryKind)
 

@@ -41,7 +41,7 @@ from jurat.models._gate_ids import (
     GATE_TESTS_PASS,
     PYTHON_GATES,
 )
-from jurat.models._judge import STUB_NAMES, JudgeConfig
+from jurat.models._judge import STUB_NAMES, JudgeConfig, Qualification
 from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import (
     ARCV_SCORE_KEYS,
@@ -74,6 +74,7 @@ __all__ = [
     "GATE_SUBJECT_EXECUTION",
     "GATE_TESTS_PASS",
     "PYTHON_GATES",
+    "Qualification",
     "RISK_TIERS",
     "STUB_NAMES",
     "Adjudication",

@@ -24,6 +24,16 @@ STUB_NAMES = (
 )
 
 
+class Qualification(Frozen):
+    """A judge's required qualification (issue 31; docs/qualify.md, "Requiring it"): the
+    signed record of a passing `jurat qualify` of this judge, stored in the run's ledger."""
+
+    record: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    """The record's digest, as `jurat qualify` prints it (``sha256:<hex>``)."""
+    max_age_days: int = Field(30, ge=1, le=3650)
+    """The record counts for this many days after its qualification started."""
+
+
 class JudgeConfig(Frozen):
     """One pinned judge configuration of the panel (``[[judges]]``)."""
 
@@ -79,6 +89,12 @@ class JudgeConfig(Frozen):
     correlation is real and unquantified"). None: a burst. Part of the policy and its digest,
     since it changes what the samples are; written only when set, so a campaign that does
     not set it keeps the policy digest it had before the key existed."""
+    qualification: Qualification | None = Field(
+        None, exclude_if=lambda value: value is None
+    )
+    """The qualification `jurat run` and `jurat serve` require of this judge before they send
+    it anything (exit 3 without a passing, current record); None: none. In the policy, so
+    every receipt cites the record it relied on; written only when set."""
     replay_file: str | None = None
     """replay: NDJSON file of recorded raw responses (campaign files: inside its directory)."""
     model_family: str | None = Field(

@@ -19,6 +19,7 @@ from jurat.canonical import canonical_json, digest_json
 from jurat.errors import VerificationError
 from jurat.models import Policy
 from jurat.qualify._measure import JudgeFigures, Sample, measure
+from jurat.qualify._require import judge_identity
 from jurat.receipts import (
     load_private_key,
     receipt_digest,
@@ -38,10 +39,12 @@ def qualification_statement(policy: Policy, samples: Sequence[Sample],
                             figures: Sequence[JudgeFigures], *, samples_per_cell: int,
                             windows: int, spacing_ms: int, pause: float, budget: float,
                             started: float) -> dict[str, Any]:
-    """The statement: judges as subjects (by config digest), design, samples, figures."""
+    """The statement: judges as subjects (by identity digest), design, samples, figures."""
     return {
         "_type": _STATEMENT_TYPE,
-        "subject": [{"name": f"judge:{j.id}", "digest": {"sha256": digest_json(j)}}
+        # A judge is named by its identity (``_require.judge_identity``), so a campaign
+        # that requires this record finds its judge under another id or sample count.
+        "subject": [{"name": f"judge:{j.id}", "digest": {"sha256": judge_identity(j)}}
                     for j in policy.judges],
         "predicateType": PREDICATE_TYPE,
         "predicate": {
