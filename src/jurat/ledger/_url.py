@@ -1,7 +1,7 @@
 """A ledger argument as a URL: the one place a bare SQLite path becomes one.
 
 Every command that takes a ledger (``--ledger`` or a ``LEDGER`` argument) passes it through
-``ledger_url`` (cli/_app.py), so ``jurat run --ledger path.db`` and ``jurat replay path.db``
+``ledger_url`` (cli/_typer.py), so ``jurat run --ledger path.db`` and ``jurat replay path.db``
 name the same file (issue 29). ``open_ledger`` itself takes URLs only: a library caller's
 typo is refused, not made into a new SQLite file.
 """
