@@ -11,7 +11,10 @@ be handed adversarial input.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
+import logging
 import threading
 from fractions import Fraction
 from typing import Any
@@ -66,10 +69,40 @@ def _timeout() -> int | None:
     return MATH_VERIFY_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
 
 
+@functools.cache
+def _warmed(latex: bool) -> None:
+    """Build math-verify's grammars and caches once per process on a constant input, with
+    no alarm: the first parse of each kind compiles them, which took over the 2 s bound on
+    a loaded machine and turned a plain ``2.0E+2`` into "could not parse it". The alarm then
+    bounds only the reading of the artifact's own span."""
+    mv = _math_verify()
+    config = mv.LatexExtractionConfig() if latex else mv.ExprExtractionConfig()
+    # Unbounded on purpose (a constant input): math-verify warns once that its timeout is
+    # off, which is not news to a user, so its loggers are quiet meanwhile.
+    quiet = [logging.getLogger(f"math_verify.{name}") for name in ("parser", "grader")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
+    try:
+        _first_calls(mv, config, latex)
+    finally:
+        for q, level in zip(quiet, levels, strict=True):
+            q.setLevel(level)
+
+
+def _first_calls(mv: Any, config: Any, latex: bool) -> None:
+    with contextlib.suppress(Exception):
+        got = mv.parse("$1$" if latex else "1", extraction_config=[config],
+                       fallback_mode="no_fallback", extraction_mode="first_match",
+                       parsing_timeout=None)
+        mv.verify(got, got, timeout_seconds=None)
+
+
 def math_verify_read(mv_input: str, latex: bool) -> Any:
     """math-verify's single numeric reading of ``mv_input``, or the reason there is none."""
     mv = _math_verify()
     timeout_exc = _timeout_exception()
+    _warmed(latex)
     config = mv.LatexExtractionConfig() if latex else mv.ExprExtractionConfig()
     try:
         got = mv.parse(
