@@ -243,3 +243,32 @@ def test_resume_of_a_campaign_without_a_subject_exits_3_and_sends_nothing(
     message = " ".join(refused.err.split())
     assert "--resume: campaign 'regress' has no [subject]" in message
     assert "(fix: drop --resume;" in message
+
+
+def test_a_subject_down_signs_nothing_and_the_next_run_executes_it(tmp_path: Path) -> None:
+    """An outage of the subject is not an output: no BLOCK is signed for it (issue 27's
+    rule for judges, applied to the [subject]); the next run executes it and decides."""
+    model = Model()
+    down = {"q2"}
+
+    def behaviour(request: FakeRequest) -> Reply | dict[str, Any]:
+        asked = _ASKED.search(request.prompt)
+        if request.json()["model"] == "fake-subject" and asked and asked.group(1) in down:
+            model.executed[asked.group(1)] += 1
+            return Reply(status=503, body=b'{"error": {"message": "upstream down"}}')
+        return model(request)
+
+    with FakeOpenAI(behaviour=behaviour) as server:
+        path = write(tmp_path, server.url)
+        broken = run(tmp_path, path, server)
+        assert broken.code == 4, broken.out + broken.err
+        assert "the subject got no answer" in broken.err and "'q2'" in broken.err
+        assert receipts(tmp_path, "q2") == []  # no BLOCK signed from the outage
+        assert model.judged["q2"] == 0
+        down.clear()
+        model.reset()
+        again = run(tmp_path, path, server)
+        assert again.code == 0, again.out + again.err
+        assert model.executed["q2"] == 1
+    assert again.predicate("q2")["decision"]["rollout"] == "SHIP"
+    assert [r["review_version"] for r in receipts(tmp_path, "q2")] == [1]

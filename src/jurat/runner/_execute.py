@@ -12,8 +12,14 @@ from __future__ import annotations
 from pydantic import Field, JsonValue
 
 from jurat.canonical import sha256_digest
-from jurat.errors import BudgetExhausted, JudgeOutputError, JuratError, TransportError
-from jurat.judges import Engine
+from jurat.errors import (
+    BudgetExhausted,
+    JobIncomplete,
+    JudgeOutputError,
+    JuratError,
+    TransportError,
+)
+from jurat.judges import Engine, no_answer
 from jurat.models import (
     GATE_SUBJECT_EXECUTION,
     Artifact,
@@ -70,7 +76,8 @@ async def execute_subject(policy: Policy, artifact: Artifact, engine: Engine) ->
     """Run the subject once; any failure is recorded as the execution, never raised.
 
     A failed execution is evidence: the ``subject.execution`` gate fails, so the fold
-    blocks, and no judge is asked about an output that does not exist.
+    blocks, and no judge is asked about an output that does not exist. No answer at all
+    (an outage) is not: JobIncomplete, nothing recorded, so a later run executes it.
     """
     assert policy.subject is not None and policy.criteria is not None
     temperature = policy.criteria.execution_temperature
@@ -81,6 +88,14 @@ async def execute_subject(policy: Policy, artifact: Artifact, engine: Engine) ->
     except BudgetExhausted:
         raise  # not sent: no execution happened, and a run under a raised cap makes it
     except JuratError as exc:
+        if isinstance(exc, TransportError) and no_answer(exc):
+            # An outage of the subject's endpoint (connection, timeout, 5xx, 429 after its
+            # retries, an open breaker) is not an output the subject gave: nothing is
+            # signed, and the same command executes it again (issue 27's rule for judges).
+            raise JobIncomplete(
+                f"artifact {artifact.id!r}: the subject got no answer ({exc.kind}), so "
+                "nothing was signed for it (fix: run the same command again once the "
+                "subject's endpoint answers)", judge=policy.subject.id) from exc
         kind = exc.kind if isinstance(exc, TransportError | JudgeOutputError) else None
         return Execution(output=None, error=kind or type(exc).__name__, message=str(exc))
     if raw.text is None:
