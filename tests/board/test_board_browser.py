@@ -164,3 +164,36 @@ def test_the_page_fetches_nothing_by_construction(board: Path) -> None:
     assert "default-src 'none'" in html
     for needle in ("<script", "http://", "https://", "src=", "@import", "url("):
         assert needle not in html, needle
+
+
+def test_the_report_shows_the_adjudication_and_the_operator_its_rationale(
+    world: World, tmp_path: Path
+) -> None:
+    """The HTML report of the same ledger in Chromium: the adjudicated verdict says what the
+    panel said, who decided otherwise and when, and keeps the unpublished rationale off the
+    page; the operator section (``--operator``) lists it, marked private (issue 29)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"Debian's chromium is not installed at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    shown, operator = tmp_path / "report.html", tmp_path / "operator.html"
+    for page_path, extra in ((shown, ()), (operator, ("--operator",))):
+        done = jurat("report", world.url, "--html", str(page_path), *extra, cwd=world.root,
+                     check_codes=(0,))
+        assert "report:" in done.stderr, done.stderr
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                     headless=True)
+        try:
+            page = browser.new_page()
+            page.goto(shown.as_uri(), wait_until="load")
+            row = page.locator("tr.decision.current[data-artifact='esc2']")
+            assert "adjudicated: accept by bob at " in row.locator("p.adjudication").inner_text()
+            assert row.locator("p.rationale.private").count() == 1
+            assert "the panel was too small" not in page.content()
+            page.goto(operator.as_uri(), wait_until="load")
+            table = page.locator("table#operator-adjudications")
+            assert table.locator("tr[data-public='no']").count() == 1
+            assert "the panel was too small" in table.inner_text()
+        finally:
+            browser.close()
