@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from jurat.ledger import open_ledger
@@ -46,3 +47,40 @@ def test_two_runs_started_together_draw_each_sample_once(tmp_path: Path) -> None
     (refused,) = [err for code, (_, err) in ended if code == 3]
     assert "is held on this ledger by jurat run pid" in refused, refused
     assert _samples(db) == planned
+
+
+def test_serve_on_a_campaign_a_run_holds_exits_3_naming_the_holder(tmp_path: Path) -> None:
+    """`jurat serve` against a ledger on which `jurat run` holds the campaign is refused
+    before it serves or writes anything (exit 3, the holder named)."""
+    keys = tmp_path / "keys"
+    assert invoke("keygen", "--out", str(keys)).exit_code == 0
+    shutil.copytree(QUICKSTART, tmp_path / "rubric")
+    campaign = tmp_path / "rubric" / "campaign.toml"
+    # Slow judges keep the run going while serve starts.
+    campaign.write_text(campaign.read_text().replace(
+        '\nprovider = "sim"\n', '\nprovider = "sim"\nlatency_ms = 300\n'))
+    db = tmp_path / "l.db"
+    running = _start(campaign, tmp_path / "out", db, keys / "jurat.key")
+    try:
+        deadline = time.monotonic() + 120
+        while not (db.exists() and _received(db)) and time.monotonic() < deadline:
+            assert running.poll() is None, running.communicate()
+            time.sleep(0.1)
+        served = subprocess.run(
+            [sys.executable, "-m", "jurat", "serve", str(campaign), "--ledger",
+             f"sqlite:///{db}", "--key", str(keys / "jurat.key"), "--port", "0"],
+            capture_output=True, text=True, timeout=120, env=dict(os.environ))
+        assert running.poll() is None, "the run ended before serve started"
+    finally:
+        running.kill()
+        running.communicate()
+    assert served.returncode == 3, served.stdout + served.stderr
+    assert "held on this ledger by jurat run pid" in served.stderr, served.stderr
+
+
+def _received(db: Path) -> int:
+    try:
+        with open_ledger(f"sqlite:///{db}", create=False) as ledger:
+            return sum(1 for _ in ledger.entries(kind="job_received"))
+    except Exception:  # noqa: BLE001 - the run may not have made its tables yet
+        return 0

@@ -41,3 +41,29 @@ def test_a_changed_threshold_on_the_same_ledger_is_refused(tmp_path: Path) -> No
     again = run(tmp_path, campaign, None)
     assert again.code == first.code, again.err
     assert "0 drawn in this run" in again.out
+
+
+def test_a_changed_policy_under_a_raised_task_version_runs(tmp_path: Path) -> None:
+    """The refusal's own fix works: the changed threshold under a new task_version is a new
+    version of the campaign, judged afresh, its receipts superseding the old ones."""
+    campaign_dir = tmp_path / "rubric"
+    shutil.copytree(QUICKSTART, campaign_dir)
+    campaign = campaign_dir / "campaign.toml"
+    first = run(tmp_path, campaign, None)
+    assert first.code in (0, 1, 2), first.err
+    text = campaign.read_text()
+    changed = text.replace("threshold = 0.75", "threshold = 0.9").replace(
+        "[campaign]\n", '[campaign]\ntask_version = "2"\n', 1)
+    campaign.write_text(changed)
+    second = run(tmp_path, campaign, None)
+    assert second.code in (0, 1, 2), second.out + second.err
+    assert "under another policy" not in second.err
+    assert "0 drawn in this run" not in second.out  # judged again under the new version
+    with open_ledger(f"sqlite:///{tmp_path / 'l.db'}", create=False) as ledger:
+        versions = {e.payload["task_version"] for e in ledger.entries(kind="job_received")}
+        reviews = [e.payload["review_version"] for e in ledger.entries(kind="receipt")]
+    assert versions == {"1", "2"} and max(reviews) == 2
+    # Changing the new version's policy again is refused like any live change.
+    campaign.write_text(changed.replace("threshold = 0.9", "threshold = 0.8"))
+    third = run(tmp_path, campaign, None)
+    assert third.code == 3 and "task_version '2'" in third.err, third.err

@@ -191,6 +191,10 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # part of the policy, so a changed one meets the live-policy rule below.
             captured = capture_references(campaign, ledger, recapture=recapture)
             campaign = captured.campaign
+            # One writer per campaign and ledger, for the whole run (ledger/_hold.py), taken
+            # first, so that what is checked below cannot change before the run writes.
+            stack.enter_context(ledger.hold_campaign(campaign.id,
+                                                     holder=holder_text("jurat run")))
             # A live campaign never changes; both held before anything is sent or written,
             # the log key against the ledger's checkpoints.
             refuse_changed_policy(campaign, ledger)
@@ -201,9 +205,6 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             # A campaign with a [subject] executes it again in each run, unless this one
             # resumes an interrupted run (runner/_rerun.py).
             options.run_id = resumable_run_id(campaign, ledger, resume)
-            # One writer per campaign and ledger, for the whole run (ledger/_hold.py).
-            stack.enter_context(ledger.hold_campaign(campaign.id,
-                                                     holder=holder_text("jurat run")))
             record_captures(ledger, captured)
             log = open_log_signer(log_choice, ledger)
             # The receipts this run reuses are verified with the key it prints: the
