@@ -2,10 +2,10 @@
 inconvenient result").
 
 Once a ledger holds a job of a campaign, that campaign id and ``task_version`` are bound
-to the policy the job was judged under. ``jurat run`` and ``jurat serve`` refuse a campaign file whose policy
-digests otherwise, before anything is sent or written: a changed rubric, threshold,
-panel or test file is a new campaign, with a new ``[campaign] id``, or a new version of
-it (``task_version``), never the same verdicts re-decided.
+to the policy the job was judged under. ``jurat run`` and ``jurat serve`` refuse a
+campaign file whose policy digests otherwise, before anything is sent or written: a
+changed rubric, threshold, panel or test file is a new campaign, with a new ``[campaign]
+id``, or a new version of it (``task_version``), never the same verdicts re-decided.
 """
 
 from __future__ import annotations
