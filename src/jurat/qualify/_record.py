@@ -18,8 +18,8 @@ from typing import Any
 from jurat.canonical import canonical_json, digest_json
 from jurat.errors import VerificationError
 from jurat.models import Policy
+from jurat.qualify._identity import judge_identity
 from jurat.qualify._measure import JudgeFigures, Sample, measure
-from jurat.qualify._require import judge_identity
 from jurat.receipts import (
     load_private_key,
     receipt_digest,

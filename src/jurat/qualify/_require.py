@@ -28,10 +28,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from jurat.canonical import digest_json
 from jurat.errors import ConfigError, JuratError
 from jurat.ledger import Ledger
 from jurat.models import JudgeConfig, Policy
+from jurat.qualify._identity import judge_identity
 from jurat.receipts import receipt_digest
 from jurat.receipts._bundle import parse_bundle
 from jurat.receipts._keys import PublicKey
@@ -41,19 +41,7 @@ __all__ = ["RECORD_KIND", "find_record", "judge_identity", "refuse_unqualified",
 
 #: The ledger entry kind of a stored qualification record.
 RECORD_KIND = "qualification_record"
-#: What does not change a judge's answers: its name in a campaign, how many samples a
-#: campaign asks of it, its limits, prices and spacing, and the requirement itself.
-_NOT_IDENTITY = frozenset({
-    "id", "samples", "max_concurrency", "retries", "rpm", "tpm", "timeout_s",
-    "price_in_per_mtok", "price_out_per_mtok", "spacing_ms", "qualification",
-    "api_key_env", "model_family", "latency_ms",
-})
 _DAY_S = 86400
-
-
-def judge_identity(judge: JudgeConfig) -> str:
-    """sha256 of the judge's configuration that makes its answers (``_NOT_IDENTITY`` out)."""
-    return digest_json(judge.model_dump(mode="json", exclude=set(_NOT_IDENTITY)))
 
 
 def store_record(ledger: Ledger, bundle: bytes) -> str:
