@@ -104,6 +104,35 @@ def test_position_biased_stub_raises_alarms(tmp_path: Path) -> None:
     assert "judge first" in alarms_html and "judge fair" not in alarms_html
 
 
+#: Three fair judges outvote a biased one: every decision is final, the alarm is not.
+_OUTVOTED = """
+[[judges]]
+id = "first"
+provider = "stub:always-first"
+samples = 3
+""" + "".join(f"""
+[[judges]]
+id = "fair{j}"
+provider = "sim"
+reliability = 1.0
+seed = {j}
+samples = 6
+""" for j in range(3))
+
+
+def test_an_alarm_turns_an_all_final_run_into_exit_1(tmp_path: Path) -> None:
+    """Issue 27, from outside: decisions that alone would exit 0 exit 1 with an alarm, and
+    the last line says why."""
+    key, _ = keys(tmp_path)
+    r = jurat("run", str(_campaign(tmp_path, _OUTVOTED)), "--out", str(tmp_path / "out"),
+              "--ledger", f"sqlite:///{tmp_path / 'l.db'}", "--key", str(key), "--quiet",
+              cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "bias alarm: judge first: first-position 1.00" in r.stdout
+    assert "exit status 1: 2 bias alarms (above): a person should look before these " \
+           "decisions are acted on; the decisions alone would exit 0" in r.stdout, r.stdout
+
+
 def test_sim_panel_raises_no_alarm(tmp_path: Path) -> None:
     out = _run(_campaign(tmp_path, _SIM), tmp_path)
     assert "bias monitor: no alarm" in out, out
