@@ -70,3 +70,19 @@ def test_report_views_carry_the_codes() -> None:
     gate = next(v for v in views if v.artifact_id == "r-gate")
     assert [f.kind for f in gate.gate_failures] == ["tests_failed"]
     assert gate.reason_codes[0].code == "gate_not_passed"
+
+
+def test_the_report_shows_each_campaigns_headline_rate() -> None:
+    """The rate `jurat run` prints, over the current verdicts, labelled for what it measures
+    (issue 29: the headline metric in the terminal, the JSON and the report)."""
+    from jurat.fold import MEASURES
+    from jurat.report import render_report
+
+    receipts = [ReportReceipt(statement=s) for s in rubric_statements() + criteria_statements()]
+    page = render_report(receipts)
+    shown = page.split('<ul id="headline">')[1].split("</ul>")[0]
+    # Current rubric verdicts: r-good and r-split's v2 accept, r-gate and r-parse reject (its
+    # superseded v1 is not counted); the criteria campaign ships one of three.
+    assert "review-2026: accept rate 0.50 [0.15, 0.85] (n=4)" in shown, shown
+    assert "skills-2026: ship rate 0.33 [" in shown and "(n=3)" in shown, shown
+    assert MEASURES in page

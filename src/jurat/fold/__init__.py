@@ -32,6 +32,7 @@ from jurat.fold._grounding import (
     fold_claim,
     grounding_outcome,
 )
+from jurat.fold._rates import MEASURES, Rate, overall_rate
 from jurat.fold._rubric import Eligibility, basis_points, eligibility, q_exact, rubric_score
 from jurat.fold._stats import (
     clean_pass_probability,
@@ -48,6 +49,9 @@ from jurat.fold._suite_gate import (
 )
 
 __all__ = [
+    "MEASURES",
+    "Rate",
+    "overall_rate",
     "GateBound",
     "GateCheck",
     "SuiteGateResult",

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from jurat.fold import MEASURES, overall_rate
 from jurat.models import MonitorBounds, tone_of
 from jurat.report._bias import bias_section
 from jurat.report._charts import agreement_section, convergence_section, order_section
@@ -93,7 +94,8 @@ def _summary(views: Sequence[ArtifactView]) -> str:
     return (
         f'<p class="summary">{len(latest)} artifacts: {counts}{earlier}. '
         f"Campaigns: {escape(campaigns)}. Replay fidelity: {escape(levels)}.</p>"
-        '<p class="note">RF-1: the decision is replayable from the recorded votes; the votes '
+        + _headlines(latest)
+        + '<p class="note">RF-1: the decision is replayable from the recorded votes; the votes '
         "themselves are not reproducible from scratch. RF-2: the votes are reproducible too "
         "(deterministic checks only, or a recorded replay judge). Agreement is the share of "
         "votes that agree (evidence of stability, not a calibrated confidence); the interval "
@@ -101,6 +103,20 @@ def _summary(views: Sequence[ArtifactView]) -> str:
         "a Wilson 95% interval, wide for few votes. This page decodes the receipts, it does "
         "not check their signatures: run the verify commands at the end.</p>"
     )
+
+
+def _headlines(latest: Sequence[ArtifactView]) -> str:
+    """Each campaign's headline rate over its current verdicts, as `jurat run` prints it
+    (fold/_rates.py), labelled for what it measures."""
+    by_campaign: dict[tuple[str, str], list[str]] = {}
+    for v in latest:
+        by_campaign.setdefault((v.campaign_id, v.kind), []).append(v.outcome)
+    items = "".join(
+        f'<li data-campaign="{escape(campaign)}">{escape(campaign)}: '
+        f"{escape(overall_rate(kind, outcomes).text())}</li>"
+        for (campaign, kind), outcomes in sorted(by_campaign.items()))
+    return (f'<p class="summary">Headline, {escape(MEASURES)}; Wilson 95% intervals:</p>'
+            f'<ul id="headline">{items}</ul>')
 
 
 _HEAD = [
