@@ -43,6 +43,24 @@ def test_a_second_campaign_into_the_same_out_directory_is_refused(tmp_path: Path
     assert (out / "alice.sigstore.json").read_bytes() == before
 
 
+def test_an_unmarked_directory_of_another_campaigns_receipts_is_refused(
+        tmp_path: Path) -> None:
+    """A receipts directory made before the marker existed is read, not claimed: another
+    campaign's receipts in it refuse the run; this campaign's own are resumed into."""
+    out = tmp_path / "out"
+    code, said = _run(tmp_path, _campaign(tmp_path, "a", "camp-a", "alice"), out)
+    assert code in (0, 1, 2), said
+    (out / ".jurat-campaign").unlink()  # as an older jurat left it
+    before = (out / "alice.sigstore.json").read_bytes()
+    code, said = _run(tmp_path, _campaign(tmp_path, "b", "camp-b", "alice"), out)
+    assert code == 3 and "holds the receipts of campaign 'camp-a'" in said, said
+    assert (out / "alice.sigstore.json").read_bytes() == before
+    assert not (out / ".jurat-campaign").exists()
+    code, said = _run(tmp_path, tmp_path / "a" / "campaign.toml", out)
+    assert code in (0, 1, 2), said
+    assert (out / ".jurat-campaign").read_text().strip() == "camp-a"
+
+
 def test_an_artifact_with_the_bytes_of_a_decided_one_gets_no_foreign_receipt(
         tmp_path: Path) -> None:
     out = tmp_path / "out"

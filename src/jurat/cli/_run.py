@@ -124,16 +124,38 @@ def _out_dir(options: RunOptions, campaign_id: str) -> None:
     try:
         options.out_dir.mkdir(parents=True, exist_ok=True)
         holder = marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+        if holder is None:
+            holder = _unmarked_holder(options.out_dir, campaign_id)
         if holder is not None and holder != campaign_id:
             raise ConfigError(
                 f"--out {options.out_dir} holds the receipts of campaign {holder!r}, and "
                 f"this is campaign {campaign_id!r}: its receipts would replace them (fix: "
                 "give each campaign its own --out directory)")
-        if holder is None:
+        if not marker.exists():
             marker.write_text(campaign_id + "\n", encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--out {options.out_dir}: cannot create the receipts directory: "
                           f"{exc.strerror} (fix: a writable directory)") from exc
+
+
+#: How many receipts of an unmarked directory are read to learn whose they are.
+_UNMARKED_SAMPLE = 50
+
+
+def _unmarked_holder(out_dir: Path, campaign_id: str) -> str | None:
+    """The other campaign whose receipts a directory without ``OUT_MARKER`` holds (one made
+    by a jurat before the marker), or None: a directory of this campaign's receipts, or of
+    none, is claimed for it. Reads the first few receipts only: one campaign wrote them."""
+    from jurat.receipts import read_decision_statement
+
+    for path in sorted(out_dir.glob("*.sigstore.json"))[:_UNMARKED_SAMPLE]:
+        try:
+            found = read_decision_statement(path.read_bytes()).predicate.campaign.id
+        except (OSError, JuratError):
+            continue  # not a receipt jurat can read: it names no campaign
+        if found != campaign_id:
+            return found
+    return None
 
 
 def _check_executor(options: RunOptions, executor: str, ray_address: str | None) -> None:
