@@ -82,7 +82,10 @@ def _whole(entry: Entry) -> str:
     if failure is not None:
         out.append(printable(f"failure: {failure['kind']}, JSON path "
                              f"{failure.get('path') or '(none: not a JSON check)'}"))
-        out.append("message:\n" + _marked(str(failure["message"]), "judge"))
+        message = str(failure["message"])
+        # jurat's own wording (an unusable envelope...) is not a judge's: shown unmarked.
+        out.append("message:\n" + (printable(message) if failure.get("by_jurat")
+                                    else _marked(message, "judge")))
     request = debug.get("request")
     if request is not None:
         cut = f" (each part cut at {RAW_CAP} bytes)" if request["capped"] else ""
@@ -100,7 +103,9 @@ def _whole(entry: Entry) -> str:
     size = int(debug.get("answer_bytes", 0))
     cut = f", shown cut at {RAW_CAP} bytes" if debug.get("answer_capped") else ""
     finish = debug.get("finish")
-    out.append(printable(f"answer ({size} bytes{cut}, finish {finish or 'not reported'}):"))
+    # No answer could be read from an unusable envelope: the body is what there is.
+    what = "response body, unusable envelope" if debug.get("whole_body") else "answer"
+    out.append(printable(f"{what} ({size} bytes{cut}, finish {finish or 'not reported'}):"))
     out.append("(no text)" if answer is None else _marked(str(answer), "judge"))
     return "\n".join(out)
 

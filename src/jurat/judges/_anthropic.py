@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from jurat.judges._destinations import endpoint
-from jurat.judges._http import HTTPJudge, load_envelope, usage_of
+from jurat.judges._http import HTTPJudge, load_envelope, unusable, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse
 from jurat.models import JudgeConfig
 
@@ -37,7 +37,7 @@ def parse_message(body: bytes, tool: str | None) -> RawResponse:
     if isinstance(data, RawResponse):
         return data
     if not isinstance(data.get("content"), list):
-        return RawResponse(text=None, envelope_error="malformed_response")
+        return unusable(body, "malformed_response", "content")
     usage = usage_of(data, "input_tokens", "output_tokens")
     stop = data.get("stop_reason")
     meta: dict[str, Any] = {
@@ -45,20 +45,24 @@ def parse_message(body: bytes, tool: str | None) -> RawResponse:
         "usage": usage,
         "finish": _FINISH.get(stop, stop) if isinstance(stop, str) else None,
     }
-    blocks = [b for b in data["content"] if isinstance(b, dict)]
+    blocks = [(i, b) for i, b in enumerate(data["content"]) if isinstance(b, dict)]
     if tool is None:
-        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
-        if not all(isinstance(t, str) for t in texts):
-            return RawResponse(text=None, envelope_error="malformed_response", **meta)
-        return RawResponse(text="".join(str(t) for t in texts) if texts else None, **meta)
-    calls = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == tool]
+        texts = [(i, b.get("text")) for i, b in blocks if b.get("type") == "text"]
+        bad = next((i for i, t in texts if not isinstance(t, str)), None)
+        if bad is not None:
+            return unusable(body, "malformed_response", f"content/{bad}/text", **meta)
+        return RawResponse(text="".join(str(t) for _, t in texts) if texts else None, **meta)
+    calls = [(i, b) for i, b in blocks if b.get("type") == "tool_use" and b.get("name") == tool]
     if not calls:
         if meta["finish"] in ("refusal", "length"):
             return RawResponse(text=None, **meta)
-        return RawResponse(text=None, envelope_error="no_tool_call", **meta)
-    if len(calls) > 1 or not isinstance(calls[0].get("input"), dict):
-        return RawResponse(text=None, envelope_error="malformed_response", **meta)
-    return RawResponse(text=json.dumps(calls[0]["input"]), **meta)
+        return unusable(body, "no_tool_call", "content", **meta)
+    if len(calls) > 1:
+        return unusable(body, "malformed_response", "content", **meta)
+    index, call = calls[0]
+    if not isinstance(call.get("input"), dict):
+        return unusable(body, "malformed_response", f"content/{index}/input", **meta)
+    return RawResponse(text=json.dumps(call["input"]), **meta)
 
 
 class AnthropicJudge(HTTPJudge):

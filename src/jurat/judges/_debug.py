@@ -5,7 +5,8 @@ It goes in the ledger beside the vote (the ``debug`` member of a ``sample_record
 payload), never in the vote itself: a vote is signed into a receipt, and the raw answer is
 text the judged party can steer (docs/checks.md, "What crosses into a trusted output").
 The ledger file is the operator's; ``jurat sample`` and ``jurat report --operator`` show
-it, marked as written by a judge.
+it, marked as written by a judge; jurat's own messages (an unusable envelope, an answer cut
+at the token limit) are not marked, since they quote nothing a judge sent.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from jurat.errors import JudgeOutputError
 from jurat.judges._protocol import Prompt, RawResponse
 from jurat.models._base import Frozen
 
-__all__ = ["RAW_CAP", "SampleDebug", "SampleFailure", "SampleRequest", "capped"]
+__all__ = ["OWN_MESSAGE_KINDS", "RAW_CAP", "SampleDebug", "SampleFailure", "SampleRequest",
+           "capped"]
+
+#: Error kinds whose validator message is jurat's own fixed wording, quoting no judge text
+#: (judges/_validate.py ``interpret``, ``validate_answer``'s size check; judges/_http.py).
+OWN_MESSAGE_KINDS = frozenset({"truncated", "empty_response", "oversized"})
 
 #: The most bytes of one answer (and of each prompt part) the ledger keeps: a judge answer
 #: is a few hundred bytes, and the cap keeps a runaway answer from bloating the ledger.
@@ -42,6 +48,9 @@ class SampleFailure(Frozen):
     the failed check has one."""
     message: str
     """The validator's message (it may quote the answer: judge-written text)."""
+    by_jurat: bool = False
+    """Whether ``message`` is jurat's own fixed wording, quoting nothing the judge sent (an
+    unusable envelope, an empty or cut answer): shown unmarked, not as judge text."""
 
 
 class SampleRequest(Frozen):
@@ -62,11 +71,16 @@ class SampleDebug(Frozen):
 
     answer: str | None = None
     """The answer text as the adapter read it (message content or tool input), cut at
-    ``RAW_CAP`` UTF-8 bytes; None when the response carried no text."""
+    ``RAW_CAP`` UTF-8 bytes; for a response whose envelope was unusable (a body in prose, a
+    JSON body cut short), the response body itself (``whole_body``); None when the
+    response carried neither."""
     answer_bytes: int = Field(default=0, ge=0)
     """The answer's whole size in UTF-8 bytes."""
     answer_capped: bool = False
     """Whether ``answer`` was cut at ``RAW_CAP``."""
+    whole_body: bool = False
+    """Whether ``answer`` is the whole HTTP response body, not an answer read from it: the
+    provider's envelope was unusable, so there was no message content to read."""
     finish: str | None = None
     """The response's normalised finish reason."""
     failure: SampleFailure | None = None
@@ -92,20 +106,30 @@ class SampleDebug(Frozen):
         ``reference``: the prompt carried reference material (see ``withheld``)."""
         if raw is None and error is None:
             return None
-        text, size, cut = capped(raw.text) if raw is not None and raw.text is not None \
-            else (None, 0, False)
+        text, size, cut, body = None, 0, False, False
+        if raw is not None and raw.text is not None:
+            text, size, cut = capped(raw.text)
+        elif raw is not None and raw.envelope_body is not None:
+            # The body was cut at RAW_CAP bytes when it was read; its decoded form may be a
+            # little longer (replacement characters), so it is capped again here.
+            text, _, cut = capped(raw.envelope_body)
+            size, body = raw.envelope_bytes, True
+            cut = cut or size > RAW_CAP
         finish = raw.finish if raw is not None else None
         if reference:
-            return cls(answer_bytes=size, finish=finish, withheld=True,
+            return cls(answer_bytes=size, finish=finish, withheld=True, whole_body=body,
                        failure=None if error is None else SampleFailure(
                            kind=error.kind, path=error.path, message="(withheld)"))
         failure = request = None
         if error is not None:
-            failure = SampleFailure(kind=error.kind, path=error.path, message=error.detail)
+            own = error.kind in OWN_MESSAGE_KINDS or (
+                raw is not None and raw.envelope_error is not None)
+            failure = SampleFailure(kind=error.kind, path=error.path, message=error.detail,
+                                    by_jurat=own)
             if prompt is not None:
                 system, _, cut_system = capped(prompt.system)
                 user, _, cut_user = capped(prompt.user)
                 request = SampleRequest(prompt_id=prompt.prompt_id, system=system, user=user,
                                         capped=cut_system or cut_user)
-        return cls(answer=text, answer_bytes=size, answer_capped=cut, finish=finish,
-                   failure=failure, request=request)
+        return cls(answer=text, answer_bytes=size, answer_capped=cut, whole_body=body,
+                   finish=finish, failure=failure, request=request)

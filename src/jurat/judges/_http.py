@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jurat._version import __version__
 from jurat.errors import ConfigError, JudgeOutputError
+from jurat.judges._debug import RAW_CAP
 from jurat.judges._protocol import MAX_RESPONSE_BYTES, CallKind, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
 from jurat.models import JudgeConfig
@@ -66,6 +67,7 @@ __all__ = [
     "exchange",
     "load_envelope",
     "status_error",
+    "unusable",
     "usage_of",
 ]
 
@@ -331,10 +333,21 @@ def load_envelope(body: bytes) -> dict[str, Any] | RawResponse:
     except JudgeOutputError as exc:
         # Unparseable JSON here is the provider's envelope, not the judge's answer.
         kind = "malformed_response" if exc.kind == "malformed_json" else exc.kind
-        return RawResponse(text=None, envelope_error=kind)
+        return unusable(body, kind, "(root)")
     if not isinstance(data, dict):
-        return RawResponse(text=None, envelope_error="malformed_response")
+        return unusable(body, "malformed_response", "(root)")
     return data
+
+
+def unusable(body: bytes, kind: str, path: str, **meta: Any) -> RawResponse:
+    """The response to an envelope that carried no usable answer: its error ``kind``, the
+    ``path`` of the member at fault, and the body itself, capped, since an answer in prose
+    or cut off mid-JSON is exactly what the operator needs to see (judges/_debug.py)."""
+    # Cut before decoding: the body may be megabytes; "replace" keeps a cut character
+    # and any bytes that are not UTF-8 visible as U+FFFD instead of failing.
+    text = body[:RAW_CAP].decode("utf-8", "replace")
+    return RawResponse(text=None, envelope_error=kind, envelope_path=path,
+                       envelope_body=text, envelope_bytes=len(body), **meta)
 
 
 def status_error(status: int, message: str, retry_after: str | None) -> TransportFailure:

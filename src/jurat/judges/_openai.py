@@ -25,7 +25,7 @@ from typing import Any
 
 from jurat.errors import ConfigError
 from jurat.judges._destinations import endpoint
-from jurat.judges._http import HTTPJudge, load_envelope, usage_of
+from jurat.judges._http import HTTPJudge, load_envelope, unusable, usage_of
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
 from jurat.models import JudgeConfig
 
@@ -47,18 +47,20 @@ def parse_chat_completion(body: bytes) -> RawResponse:
     }
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
-        return RawResponse(text=None, envelope_error="empty_response", **meta)
+        return unusable(body, "empty_response", "choices", **meta)
     if len(choices) > 1:
-        return RawResponse(text=None, envelope_error="malformed_response", **meta)
+        return unusable(body, "malformed_response", "choices", **meta)
     choice = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
-        return RawResponse(text=None, envelope_error="malformed_response", **meta)
+        return unusable(body, "malformed_response",
+                        "choices/0/message" if isinstance(choice, dict) else "choices/0",
+                        **meta)
     content = message.get("content")
     refusal = message.get("refusal")
     finish = choice.get("finish_reason")
     if content is not None and not isinstance(content, str):
-        return RawResponse(text=None, envelope_error="malformed_response", **meta)
+        return unusable(body, "malformed_response", "choices/0/message/content", **meta)
     return RawResponse(
         text=content,
         finish=finish if isinstance(finish, str) else None,

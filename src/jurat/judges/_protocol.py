@@ -97,6 +97,15 @@ class RawResponse(Frozen):
     """The provider's refusal message, if any."""
     envelope_error: str | None = None
     """Error kind found while reading the provider's envelope (e.g. ``empty_response``)."""
+    envelope_path: str | None = None
+    """With ``envelope_error``: the JSON path of the envelope member at fault (``/``-joined,
+    ``(root)`` when the body itself is no JSON object), so the operator sees where."""
+    envelope_body: str | None = None
+    """With ``envelope_error`` only: the response body, decoded as UTF-8 (bad bytes
+    replaced) and cut at ``judges._debug.RAW_CAP`` bytes, for the operator's debug record
+    (the answer text is None then, and the body is all there is to see). Never in a vote."""
+    envelope_bytes: int = Field(default=0, ge=0)
+    """The whole body's size in bytes, with ``envelope_body``."""
     returned_model: str | None = None
     """Model id the endpoint reported."""
     system_fingerprint: str | None = None

@@ -310,7 +310,8 @@ def interpret(
     response cut at the token limit is ``truncated`` even if it happens to parse.
     """
     if raw.envelope_error is not None:
-        raise JudgeOutputError("the provider's envelope was unusable", kind=raw.envelope_error)
+        raise JudgeOutputError("the provider's envelope was unusable", kind=raw.envelope_error,
+                               path=raw.envelope_path)
     if raw.refusal or raw.finish in ("refusal", "content_filter"):
         raise JudgeOutputError(f"the model refused: {(raw.refusal or '')[:200]}", kind="refused")
     if raw.finish in ("length", "max_tokens"):
