@@ -80,3 +80,21 @@ def test_a_tampered_figure_does_not_rederive(tmp_path: Path) -> None:
     with pytest.raises(VerificationError, match="do not re-derive"):
         verify_record(forged, public)
     assert canonical_json(statement)  # the forged statement is well-formed JSON
+
+
+def test_a_deeply_nested_record_is_refused_not_a_crash(tmp_path: Path) -> None:
+    """A signed record whose payload nests 100,000 levels deep: `jurat verify` reads it with
+    the strict parser's depth bound and exits 1 (a recursive parse would overflow the
+    stack and kill the process)."""
+    from jurat.qualify._record import PREDICATE_TYPE
+    from jurat.receipts import load_private_key
+    from jurat.receipts._bundle import sign_payload
+
+    assert invoke("keygen", "--out", str(tmp_path / "keys")).exit_code == 0
+    deep = b"[" * 100_000 + b"]" * 100_000
+    payload = (b'{"_type": "https://in-toto.io/Statement/v1", "predicateType": "'
+               + PREDICATE_TYPE.encode() + b'", "predicate": ' + deep + b"}")
+    record = tmp_path / "deep.sigstore.json"
+    record.write_bytes(sign_payload(payload, load_private_key(tmp_path / "keys" / "jurat.key")))
+    done = invoke("verify", str(record), "--key", str(tmp_path / "keys" / "jurat.pub"))
+    assert done.exit_code == 1, done.output

@@ -223,13 +223,14 @@ def verify_command(
 def _is_qualification(path: Path) -> bool:
     """A `jurat qualify --record` file rather than a receipt: its statement's predicate type
     says so (read unverified, to choose the steps; the steps then verify it)."""
-    import json
-
+    from jurat.canonical import loads_strict
     from jurat.qualify._record import PREDICATE_TYPE
     from jurat.receipts._bundle import parse_bundle
 
     try:
-        statement = json.loads(parse_bundle(read_at_most(path, MAX_BUNDLE_BYTES)).payload)
+        # The strict reader's depth bound: a deeply nested payload is a receipt the
+        # steps refuse, not a stack overflow here.
+        statement = loads_strict(parse_bundle(read_at_most(path, MAX_BUNDLE_BYTES)).payload)
     except (JuratError, OSError, ValueError):
         return False  # not one: the receipt steps say what is wrong with it
     return isinstance(statement, dict) and statement.get("predicateType") == PREDICATE_TYPE

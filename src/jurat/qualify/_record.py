@@ -10,12 +10,11 @@ Items are named by their artifact's sha256 only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from jurat.canonical import canonical_json, digest_json
+from jurat.canonical import canonical_json, digest_json, loads_strict
 from jurat.errors import VerificationError
 from jurat.models import Policy
 from jurat.qualify._identity import judge_identity
@@ -93,7 +92,7 @@ def verify_record(bundle_bytes: bytes, public_key: PublicKey) -> list[str]:
         raise VerificationError("the signature does not verify with this key", step="2")
     lines.append("2. signature verified")
     try:
-        statement = json.loads(parsed.payload)
+        statement = loads_strict(parsed.payload)  # bounded: a record may be hostile
         predicate = statement["predicate"]
         if statement.get("predicateType") != PREDICATE_TYPE:
             raise VerificationError(f"predicateType is not {PREDICATE_TYPE}", step="3")

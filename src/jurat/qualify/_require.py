@@ -23,11 +23,11 @@ The requirement is part of the policy, so every receipt cites the record's diges
 from __future__ import annotations
 
 import base64
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
+from jurat.canonical import loads_strict
 from jurat.errors import ConfigError, JuratError
 from jurat.ledger import Ledger
 from jurat.models import JudgeConfig, Policy
@@ -65,7 +65,7 @@ def find_record(ledger: Ledger, digest: str) -> bytes | None:
 
 
 def _statement(bundle: bytes) -> dict[str, Any]:
-    statement: dict[str, Any] = json.loads(parse_bundle(bundle).payload)
+    statement: dict[str, Any] = loads_strict(parse_bundle(bundle).payload)
     return statement
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from jurat.canonical import loads_strict
 from jurat.errors import ConfigError, IntakeError, JuratError
 from jurat.models import Frozen
 from jurat.report._codes import reason_codes
@@ -123,7 +124,7 @@ def _from_result(path: Path) -> list[DiffEntry]:
     try:
         if path.stat().st_size > _MAX_RESULT_BYTES:
             raise IntakeError(f"{path}: larger than {_MAX_RESULT_BYTES} bytes: not a run result")
-        doc = json.loads(path.read_bytes())
+        doc = loads_strict(path.read_bytes(), max_bytes=_MAX_RESULT_BYTES)
     except OSError as exc:
         raise IntakeError(f"{path}: unreadable: {exc.strerror or exc}") from exc
     except ValueError as exc:
