@@ -20,7 +20,9 @@ import httpx
 import pytest
 
 from jurat.canonical import sha256_digest
+from jurat.ledger import open_ledger
 from jurat.receipts import read_statement
+from jurat.report._operator import operator_record
 from tests.receipts.doc_verifier import verify_receipt
 from tests.runner._support import entries, jurat, keys, verify
 from tests.service._support import make_env, subprocess_server, wait_decided
@@ -297,3 +299,80 @@ def test_claims_submitted_through_the_http_api(tmp_path: Path,
     assert "System: label" not in signed.decode()
     verified = verify_receipt(signed, env.pub.read_bytes())
     assert verified.derived["grounding"] == pred["decision"]["grounding"]
+
+
+#: What an extraction judge steered by the artifact might say: prose, no JSON.
+PROSE = "Sure! Here are the claims: PROSE-EXTRACT-MARK water boils, the Moon orbits Mars."
+
+
+def _extraction_prose(up: bool) -> Any:
+    def behaviour(request: FakeRequest) -> Reply | dict[str, Any]:
+        if _kind(request) == "jurat_claim_extract_v1":
+            return completion(PROSE)
+        if not up:
+            return Reply(status=503, body=b'{"error": "overloaded"}')
+        return grounded_judge(request)
+    return behaviour
+
+
+def test_a_refused_extraction_is_recorded_and_the_job_is_decided_without_it(
+        tmp_path: Path) -> None:
+    """An extraction answered in prose no longer fails the job on every run (each paying
+    for the same call): it is recorded with its kind and a debug record, the job goes on
+    with no extracted claims, the receipt binds ``claims: 0`` and the kind (never the
+    text), the fold's grounding says what the remaining claims give, and no later run asks
+    for the extraction again."""
+    with FakeOpenAI(behaviour=_extraction_prose(up=False)) as server:
+        # Every judge down but the extraction: the failure is recorded before the outage.
+        down = _run(tmp_path, server, claims={})
+        assert down.returncode == 4, down.stdout + down.stderr
+        assert [_kind(r) for r in server.received].count("jurat_claim_extract_v1") == 2
+        recorded = {e.artifact_id: e.payload
+                    for e in entries(tmp_path / "l.db", "claims_extracted")}
+        server.behaviour = _extraction_prose(up=True)
+        before = len(server.received)
+        up = _run(tmp_path, server, claims={})
+        assert up.returncode in (0, 1, 2), up.stdout + up.stderr
+        again = [_kind(r) for r in server.received[before:]]
+        assert "jurat_claim_extract_v1" not in again  # the recorded failure is reused
+        # a1: its campaign claim; a2: none left to label.
+        assert again.count("jurat_claim_label_v1") == 1
+        before = len(server.received)
+        third = _run(tmp_path, server, claims={})
+        assert third.returncode == up.returncode and len(server.received) == before
+    assert len(entries(tmp_path / "l.db", "claims_extracted")) == 2
+    for name in ("a1", "a2"):
+        payload = recorded[name]
+        assert payload["claims"] == [] and payload["failure"] == {"kind": "malformed_json",
+                                                                  "path": "(root)"}
+        assert "output" not in payload
+        assert payload["debug"]["answer"] == PROSE
+        assert payload["debug"]["failure"]["kind"] == "malformed_json"
+        pred = _predicate(tmp_path, name)
+        assert pred["inputs"]["claim_extraction"] == {
+            "judge": "remote", "model": "fake-judge", "returned_model": "fake-model-2026",
+            "prompt_id": "jurat/claim-extract@1", "output_sha256": sha256_digest(PROSE),
+            "claims": 0, "failure": "malformed_json", "replay_fidelity_level": "RF-1"}
+        signed = (tmp_path / "out" / f"{name}.sigstore.json").read_text()
+        assert "PROSE-EXTRACT-MARK" not in json.dumps(pred) and "PROSE-EXTRACT" not in signed
+    # a1 keeps its campaign claim (supported: coverage 1); a2 has no claim at all, which
+    # the fold already defines: nothing measured, the grounding gate warns (§8.10 rule 4).
+    g1 = _predicate(tmp_path, "a1")["decision"]["grounding"]
+    assert [c["id"] for c in g1["claims"]] == ["a1-water"] and g1["gate"] == "pass"
+    a2 = _predicate(tmp_path, "a2")["decision"]
+    assert a2["grounding"]["claims"] == [] and a2["grounding"]["gate"] == "warn"
+    assert a2["grounding"]["coverage"] is None
+    assert a2["disposition"] == "escalate", a2
+    _, pub = keys(tmp_path)
+    for name in ("a1", "a2"):
+        r = verify(tmp_path / "out" / f"{name}.sigstore.json", pub, tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        verified = verify_receipt((tmp_path / "out" / f"{name}.sigstore.json").read_bytes(),
+                                  pub.read_bytes())
+        assert verified.derived["grounding"] == _predicate(tmp_path, name)["decision"][
+            "grounding"]
+    # The operator sees the failure and the raw answer; nothing else does.
+    with open_ledger(f"sqlite:///{tmp_path / 'l.db'}", create=False) as ledger:
+        shown = operator_record(ledger).extractions
+    assert sorted((x.kind, x.path, x.answer) for x in shown) == [
+        ("malformed_json", "(root)", PROSE)] * 2

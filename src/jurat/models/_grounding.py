@@ -377,7 +377,14 @@ class ClaimExtraction(Frozen):
     output_sha256: str = Field(pattern=_SHA256)
     """sha256 of the answer's exact bytes (UTF-8) as the ledger records them."""
     claims: int = Field(ge=0)
-    """How many claims it returned."""
+    """How many claims it returned (0 when its answer was refused, ``failure``)."""
+    failure: str | None = Field(None, max_length=64, pattern=r"^[a-z0-9_]+$",
+                                exclude_if=_absent)
+    """The error kind of a refused answer (``malformed_json``, ``schema_violation``, ...):
+    the job went on with no extracted claims rather than fail, so a contributor whose text
+    steers the extractor into prose cannot keep the artifact from being decided; absent
+    for a valid answer, so those receipts keep their bytes. An enum-like word from jurat's
+    validator, never the answer's text."""
     replay_fidelity_level: Literal["RF-1"]
     """Always RF-1 (docs/receipt-format.md §6.1): the claims are bound by the recorded
     answer's digest and the votes on them replay, but a model's extraction itself does not

@@ -1,6 +1,7 @@
 """The report's operator section (``jurat report LEDGER --operator``, issue 28): each refused
-judge answer with its raw text and failing JSON path, each ``[subject]`` output next to
-the verdict on it, and each adjudication with its rationale, public or not (issue 29).
+judge answer with its raw text and failing JSON path, each refused claim extraction likewise,
+each ``[subject]`` output next to the verdict on it, and each adjudication with its
+rationale, public or not (issue 29).
 
 Opt-in, and from a ledger only: the report without it is contributor-visible (it names
 only what receipts hold), while this section shows text a judge or the subject model
@@ -22,8 +23,8 @@ from jurat.receipts import read_decision_statement
 from jurat.report._report_data import ArtifactView
 from jurat.report._report_html import cell, table
 
-__all__ = ["OperatorAdjudication", "OperatorRecord", "OperatorSample", "SubjectOutput",
-           "operator_record", "operator_section"]
+__all__ = ["OperatorAdjudication", "OperatorExtraction", "OperatorRecord", "OperatorSample",
+           "SubjectOutput", "operator_record", "operator_section"]
 
 
 class OperatorSample(Frozen):
@@ -47,6 +48,30 @@ class OperatorSample(Frozen):
     """The validator's message (may quote judge text)."""
     answer: str | None
     """The raw answer, capped at ``RAW_CAP`` bytes."""
+    answer_bytes: int
+    """The answer's whole size."""
+    answer_capped: bool
+    """Whether ``answer`` was cut."""
+
+
+class OperatorExtraction(Frozen):
+    """A claim extraction whose answer was refused: the job went on without extracted
+    claims (runner/_work_claims.py), and this is the only place its answer shows."""
+
+    ledger_seq: int
+    """The receipt entry of the review it belongs to."""
+    job_id: str
+    """The ledger job whose ``claims_extracted`` entry holds it."""
+    judge: str
+    """The extraction judge's id."""
+    kind: str
+    """The failure's kind (the receipt's ``inputs.claim_extraction.failure``)."""
+    path: str | None
+    """JSON path of the failing member, when the check has one."""
+    message: str
+    """The validator's message (may quote judge text)."""
+    answer: str | None
+    """The raw answer (or the unusable response body), capped at ``RAW_CAP`` bytes."""
     answer_bytes: int
     """The answer's whole size."""
     answer_capped: bool
@@ -92,6 +117,8 @@ class OperatorRecord(Frozen):
     """Subject outputs, one per review of a ``[subject]`` campaign."""
     adjudications: tuple[OperatorAdjudication, ...] = ()
     """Adjudicated reviews, in log order."""
+    extractions: tuple[OperatorExtraction, ...] = ()
+    """Refused claim extractions, by review in log order."""
 
 
 def _execution(ledger: Ledger, job: str) -> dict[str, Any] | None:
@@ -119,12 +146,27 @@ def _refused(entry: Entry, seq: int) -> OperatorSample | None:
         answer_capped=bool(debug.get("answer_capped", False)))
 
 
+def _refused_extraction(entry: Entry, seq: int) -> OperatorExtraction | None:
+    failure = entry.payload.get("failure")
+    if not isinstance(failure, dict):
+        return None
+    debug = entry.payload.get("debug") or {}
+    found = debug.get("failure") or {}
+    return OperatorExtraction(
+        ledger_seq=seq, job_id=entry.job_id, judge=str(entry.payload["judge"]),
+        kind=str(failure["kind"]), path=failure.get("path"),
+        message=str(found.get("message", "")), answer=debug.get("answer"),
+        answer_bytes=int(debug.get("answer_bytes", 0)),
+        answer_capped=bool(debug.get("answer_capped", False)))
+
+
 def operator_record(ledger: Ledger) -> OperatorRecord:
     """Read the operator section's rows for every receipt in ``ledger``. The caller opens
     and closes the ledger."""
     samples: list[OperatorSample] = []
     outputs: list[SubjectOutput] = []
     adjudications: list[OperatorAdjudication] = []
+    extractions: list[OperatorExtraction] = []
     for entry in ledger.entries(kind="receipt"):
         if "adjudicates" in entry.payload:
             adjudications.append(_adjudication(entry))
@@ -134,12 +176,16 @@ def operator_record(ledger: Ledger) -> OperatorRecord:
             refused = _refused(recorded, entry.seq)
             if refused is not None:
                 samples.append(refused)
+        for recorded in ledger.entries(job_id=job, kind="claims_extracted"):
+            extraction = _refused_extraction(recorded, entry.seq)
+            if extraction is not None:
+                extractions.append(extraction)
         execution = _execution(ledger, job)
         if execution is not None:
             outputs.append(SubjectOutput(ledger_seq=entry.seq, output=execution.get("output"),
                                          error=execution.get("error")))
     return OperatorRecord(ledger=ledger.url, samples=tuple(samples), outputs=tuple(outputs),
-                          adjudications=tuple(adjudications))
+                          adjudications=tuple(adjudications), extractions=tuple(extractions))
 
 
 def _adjudication(entry: Entry) -> OperatorAdjudication:
@@ -194,6 +240,17 @@ def operator_section(record: OperatorRecord, views: Sequence[ArtifactView]) -> s
             + cell(_pre(s.answer, "raw-answer") + f"{s.answer_bytes} bytes{cut}", "answer")
             + cell(f'<code class="sample-command">{escape(command)}</code>', "command")
             + "</tr>")
+    extractions = []
+    for x in sorted(record.extractions, key=lambda o: order.get(o.ledger_seq, len(order))):
+        review, outcome = _review(by_seq.get(x.ledger_seq))
+        cut = f" (cut at {RAW_CAP} bytes)" if x.answer_capped else ""
+        extractions.append(
+            f'<tr data-ledger-seq="{x.ledger_seq}" data-kind="{escape(x.kind)}">'
+            + cell(review, "artifact") + cell(outcome, "outcome") + cell(escape(x.judge))
+            + cell(escape(x.kind), "kind") + cell(f"<code>{escape(x.path or '')}</code>", "path")
+            + cell(_pre(x.message, "failure-message"), "message")
+            + cell(_pre(x.answer, "raw-answer") + f"{x.answer_bytes} bytes{cut}", "answer")
+            + "</tr>")
     adjudications = []
     for a in sorted(record.adjudications, key=lambda o: order.get(o.ledger_seq, len(order))):
         review, outcome = _review(by_seq.get(a.ledger_seq))
@@ -215,6 +272,10 @@ def operator_section(record: OperatorRecord, views: Sequence[ArtifactView]) -> s
                                       "JSON path", "message", "raw answer", "request"],
                  samples)
            if samples else '<p class="note">No refused judge answer.</p>')
+        + "<h3>Refused claim extractions</h3>"
+        + (table("operator-extractions", ["review", "verdict", "judge", "failure",
+                                          "JSON path", "message", "raw answer"], extractions)
+           if extractions else '<p class="note">No refused claim extraction.</p>')
         + "<h3>Adjudications</h3>"
         + (table("operator-adjudications", ["review", "verdict", "reviewer", "at",
                                             "rationale on the board", "rationale"],

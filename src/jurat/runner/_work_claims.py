@@ -7,7 +7,8 @@ The extraction is asked once per job, before any claim is labelled, at temperatu
 prompt id, model and whole answer go into the ledger (``claims_extracted``) and its digest
 into the receipt (``inputs.claim_extraction``). A job that has that entry reuses it and
 never asks again: a model's extraction does not reproduce (RF-1), so asking again would
-silently change what was judged.
+silently change what was judged. A refused answer is such an entry too, with no claims,
+its failure and the operator's debug record; the receipt binds the failure's kind.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from pydantic import JsonValue
 
 from jurat.canonical import digest_json, sha256_digest
-from jurat.judges import Engine
+from jurat.errors import JudgeOutputError
+from jurat.judges import Engine, SampleDebug
 from jurat.judges._extract import render_extract, validate_extract
+from jurat.judges._protocol import RawResponse
 from jurat.ledger import Entry
 from jurat.models import Artifact, Policy
 from jurat.models._grounding import WORK_CLAIM_PREFIXES, ClaimExtraction, GroundedClaim
@@ -47,7 +50,10 @@ async def with_extracted_claims(
 
     ``recorded``: the job's ``claims_extracted`` entries; the first one is reused. Otherwise
     the extraction judge is asked once and its answer appended (``append``) before any claim
-    is labelled. A refused answer raises JudgeOutputError (the job's evaluation fails).
+    is labelled. A refused answer is recorded too (``_extract``) and gives no claims: the
+    job goes on, and the fold's grounding says what zero claims mean (docs/grounding.md).
+    A call that got no answer at all (TransportError) still fails the job: nothing was
+    paid for, and a re-run asks again.
     """
     grounding = policy.grounding
     if grounding is None or grounding.extract is None:
@@ -56,19 +62,7 @@ async def with_extracted_claims(
     if recorded:
         payload = recorded[0].payload
     else:
-        config = next(j for j in policy.judges if j.id == extract.judge)
-        prompt = render_extract(artifact, extract.max_claims)
-        # Temperature 0 whatever the judge's own: the least varying reading (seed 001 §3).
-        raw = await engine.complete_prompt(
-            config, prompt, key=artifact.sha256, criterion=_CRITERION, temperature=0.0)
-        answered = validate_extract(raw.text, extract.max_claims)
-        output = raw.text or ""
-        payload = {
-            "judge": config.id, "model": config.model, "returned_model": raw.returned_model,
-            "prompt_id": prompt.prompt_id, "output": output,
-            "output_sha256": sha256_digest(output), "claims": list(answered),
-            "attempts": raw.attempts,
-        }
+        payload = await _extract(policy, artifact, engine)
         await append(payload)
     texts = [str(t) for t in payload["claims"]]
     prefix = WORK_CLAIM_PREFIXES["extracted"]
@@ -80,6 +74,67 @@ async def with_extracted_claims(
     ref = ClaimExtraction(
         judge=payload["judge"], model=payload["model"], returned_model=payload["returned_model"],
         prompt_id=payload["prompt_id"], output_sha256=payload["output_sha256"],
-        claims=len(texts), replay_fidelity_level="RF-1")
+        claims=len(texts), failure=_failure_kind(payload), replay_fidelity_level="RF-1")
     updated = artifact.model_copy(update={"claims": (*artifact.claims, *extracted)})
     return updated, ref.model_dump(mode="json")
+
+
+async def _extract(policy: Policy, artifact: Artifact, engine: Engine) -> dict[str, JsonValue]:
+    """Ask the extraction judge once: the ``claims_extracted`` payload of its answer.
+
+    A refused answer (prose, a wrong schema, a body cut short, an unusable envelope) is a
+    payload too, with no claims, its ``failure`` (kind and path) and the operator's debug
+    record (the raw answer capped at ``RAW_CAP``, as for a judge sample): raising here
+    instead would fail the job on every run, each paying for the same call, so that text
+    which steers the extractor into prose would keep the artifact from ever being
+    decided. Recorded, the failure is reused like any extraction (no second paid call).
+    """
+    assert policy.grounding is not None and policy.grounding.extract is not None
+    extract = policy.grounding.extract
+    config = next(j for j in policy.judges if j.id == extract.judge)
+    prompt = render_extract(artifact, extract.max_claims)
+    common: dict[str, JsonValue] = {"judge": config.id, "model": config.model,
+                                    "prompt_id": prompt.prompt_id}
+    raw: RawResponse | None = None
+    try:
+        # Temperature 0 whatever the judge's own: the least varying reading (seed 001 §3).
+        raw = await engine.complete_prompt(
+            config, prompt, key=artifact.sha256, criterion=_CRITERION, temperature=0.0)
+        answered = validate_extract(_answer_text(raw), extract.max_claims)
+    except JudgeOutputError as exc:
+        debug = SampleDebug.of(raw, exc, prompt)
+        output = raw.text if raw is not None and raw.text is not None else ""
+        return {
+            **common, "returned_model": raw.returned_model if raw is not None else None,
+            # The answer's digest; its text is kept capped in the debug record only, as a
+            # refused sample's is (a runaway answer must not bloat the ledger).
+            "output_sha256": sha256_digest(output), "claims": [],
+            "attempts": raw.attempts if raw is not None else 1,
+            "failure": {"kind": exc.kind, "path": exc.path},
+            "debug": debug.record() if debug is not None else None,
+        }
+    output = raw.text or ""
+    return {
+        **common, "returned_model": raw.returned_model, "output": output,
+        "output_sha256": sha256_digest(output), "claims": list(answered),
+        "attempts": raw.attempts,
+    }
+
+
+def _answer_text(raw: RawResponse) -> str | None:
+    """The extraction answer's text, after the envelope checks every judge answer gets
+    (judges/_validate.py ``interpret``): an unusable envelope, a refusal or an answer cut
+    at the token limit is refused by its own kind, not read as whatever text came."""
+    if raw.envelope_error is not None:
+        raise JudgeOutputError("the provider's envelope was unusable", kind=raw.envelope_error,
+                               path=raw.envelope_path)
+    if raw.refusal or raw.finish in ("refusal", "content_filter"):
+        raise JudgeOutputError("the model refused to extract claims", kind="refused")
+    if raw.finish in ("length", "max_tokens"):
+        raise JudgeOutputError("the answer was cut at the token limit", kind="truncated")
+    return raw.text
+
+
+def _failure_kind(payload: dict[str, JsonValue]) -> str | None:
+    failure = payload.get("failure")
+    return str(failure["kind"]) if isinstance(failure, dict) else None
