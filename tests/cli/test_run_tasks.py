@@ -16,9 +16,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from jurat.ledger import open_ledger
 from jurat.receipts import read_statement
 from tests.receipts.doc_verifier import verify_receipt
 from tests.runner._support import entries, jurat, keys, verify
+from tests.service._support import client, make_env
+from tests.support.cli import isolate_homes
 from tests.support.fake_openai import FakeOpenAI, echo_judge
 
 STATEMENT = "Write fizzbuzz(n): return 'Fizz' for multiples of 3, 'Buzz' of 5, both for 15.\n"
@@ -293,3 +298,86 @@ def test_a_criteria_judge_sees_the_task_in_its_block(tmp_path: Path) -> None:
         STATEMENT.encode()).hexdigest()
     assert {v["prompt_id"] for v in pred["votes"]} == {"jurat/binary-criterion@3"}
     assert verify(receipt, pub, tmp_path).returncode == 0
+
+
+def _explained_criteria(tmp: Path, url: str, explanation: str) -> Path:
+    campaign = tmp / "criteria.toml"
+    campaign.write_text(CRITERIA.format(url=url, statement=json.dumps(STATEMENT))
+                        + explanation)
+    return campaign
+
+
+def test_an_explanation_outside_rubric_and_pairwise_is_refused(tmp_path: Path) -> None:
+    """A criteria (or equivalence) judge never sees an explanation, so binding its digest
+    into the receipt would say judges read what none did: refused at intake, exit 3 naming
+    the field and the fix, nothing sent or written; a dataset row likewise."""
+    key, _ = keys(tmp_path)
+    (tmp_path / "why.md").write_text(EXPLANATION)
+    (tmp_path / "rows.jsonl").write_text(json.dumps(
+        {"id": "r1", "text": "x", "explanation": "Because."}) + "\n")
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        for extra, field in (('explanation = "I did it right."\n', "artifacts[0].explanation"),
+                             ('explanation_path = "why.md"\n', "artifacts[0].explanation_path"),
+                             ('\n[[datasets]]\npath = "rows.jsonl"\n', "rows.jsonl")):
+            code, output = _run(tmp_path, _explained_criteria(tmp_path, server.url, extra), key)
+            assert code == 3, output
+            assert field in output and "'criteria'" in output, output
+            assert "rubric or pairwise" in output and "fix" in output, output
+        assert server.received == []
+    assert entries(tmp_path / "l.db") == []
+    equivalence = tmp_path / "eq.toml"
+    equivalence.write_text("""\
+[campaign]
+id = "eq"
+kind = "equivalence"
+allowed_destinations = ["stub"]
+
+[[judges]]
+id = "s"
+provider = "stub:always-equivalent"
+
+[[artifacts]]
+id = "p1"
+a = "1/2"
+b = "0.5"
+explanation = "They are the same number."
+""")
+    code, output = _run(tmp_path, equivalence, key)
+    assert code == 3 and "artifacts[0].explanation" in output and "'equivalence'" in output, \
+        output
+
+
+def test_the_service_refuses_an_explanation_its_judges_would_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``POST …/jobs`` to a criteria campaign with ``artifact.explanation``: 422 naming it,
+    not the explanation cap's 413, and nothing recorded."""
+    isolate_homes(tmp_path, monkeypatch)
+    env = make_env(tmp_path)
+    env.campaigns["crit"] = tmp_path / "crit.toml"
+    env.campaigns["crit"].write_text("""\
+[campaign]
+id = "crit"
+kind = "criteria"
+allowed_destinations = ["sim"]
+
+[criteria]
+items = [{ id = "correct", text = "Is it correct?" }]
+samples = 1
+
+[[judges]]
+id = "s"
+provider = "sim"
+""")
+    headers = env.auth("contributor", "crit", "alice")
+    with client(env, ("crit",)) as http:
+        refused = http.post("/v1/campaigns/crit/jobs", headers=headers, json={
+            "artifact": {"id": "a1", "text": "42", "explanation": "SECRET-WHY"}})
+        assert refused.status_code == 422, refused.text
+        body = refused.json()
+        assert body["field"] == "artifact.explanation" and "leave" in body["fix"]
+        assert "SECRET-WHY" not in refused.text
+        plain = http.post("/v1/campaigns/crit/jobs", headers=headers,
+                          json={"artifact": {"id": "a1", "text": "42"}})
+        assert plain.status_code == 202, plain.text
+    with open_ledger(env.ledger_url, create=False) as ledger:
+        assert "SECRET-WHY" not in json.dumps([e.payload for e in ledger.entries()])

@@ -11,6 +11,7 @@ from jurat.runner._captures import Captured, capture_references, record_captures
 from jurat.runner._datasets import Inventory, check_artifacts, intake, iter_artifacts
 from jurat.runner._execute import Execution
 from jurat.runner._intake import (
+    EXPLAINED_KINDS,
     check_destinations,
     intake_artifact,
     intake_spec,
@@ -57,6 +58,7 @@ from jurat.runner._upstream import (
 )
 
 __all__ = [
+    "EXPLAINED_KINDS",
     "context_digests",
     "UPSTREAM_BYTES",
     "ALL_CONTROLS",

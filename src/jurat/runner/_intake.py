@@ -26,6 +26,7 @@ from jurat.models._grounding import WORK_CLAIM_PREFIXES, GroundedClaim
 from jurat.models._task import resolve_task
 
 __all__ = [
+    "EXPLAINED_KINDS",
     "check_destinations",
     "intake_artifact",
     "intake_spec",
@@ -101,6 +102,11 @@ def _check_replay_files(campaign: Campaign) -> None:
             )
 
 
+#: The campaign kinds whose judges read a contributor's explanation (their prompts'
+#: EXPLANATION block, judges/_prompts.py ``_with_context``).
+EXPLAINED_KINDS = ("rubric", "pairwise")
+
+
 def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
                           cache: dict[str, str] | None) -> dict[str, Any]:
     """The artifact's resolved ``task`` with its statement, and the contributor's
@@ -131,6 +137,20 @@ def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
             fields["task_statement"] = cache[key]
     cap = limits.max_explanation_bytes
     label = f"artifact {spec.id!r} explanation"
+    kind = campaign.policy.kind
+    if kind not in EXPLAINED_KINDS and (spec.explanation is not None
+                                        or spec.explanation_path is not None):
+        # Only the rubric and pairwise prompts have an EXPLANATION block: elsewhere the
+        # text would reach no judge, yet its digest would be bound into the receipt as if
+        # judges had read it (docs/receipt-format.md §6.4).
+        field = (f"{where}.explanation" if spec.explanation is not None
+                 else f"{where}.explanation_path")
+        raise CampaignError(
+            f"an explanation is read by rubric and pairwise judges only; this campaign is of "
+            f"kind {kind!r}, whose judges never see it", file=campaign.source, field=field,
+            line=campaign_line(campaign.source, field),
+            fix="remove explanation/explanation_path, or judge the work in a rubric or "
+                "pairwise campaign")
     if spec.explanation_path is not None:
         text = read_text(campaign, spec.explanation_path, f"{where}.explanation_path", cap=cap,
                          what=label, key="max_explanation_bytes")

@@ -37,6 +37,7 @@ from jurat.receipts import (
     read_statement,
 )
 from jurat.runner import (
+    EXPLAINED_KINDS,
     JobRunner,
     KnownUpstream,
     Progress,
@@ -107,6 +108,10 @@ def _context_refusal(served: Served, field: str, explained: bool) -> ServiceRefu
                               fix=f"set artifact.task to one of {', '.join(ids)}")
     if field == "artifact.explanation":
         cap = campaign.intake.max_explanation_bytes
+        if campaign.policy.kind not in EXPLAINED_KINDS:
+            return ServiceRefusal(422, f"a {campaign.policy.kind} campaign's judges read no "
+                                  "explanation", field="artifact.explanation",
+                                  fix="leave artifact.explanation out")
         if not explained:
             return ServiceRefusal(422, "this campaign requires artifact.explanation",
                                   field="artifact.explanation",
