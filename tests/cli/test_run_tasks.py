@@ -381,3 +381,38 @@ provider = "sim"
         assert plain.status_code == 202, plain.text
     with open_ledger(env.ledger_url, create=False) as ledger:
         assert "SECRET-WHY" not in json.dumps([e.payload for e in ledger.entries()])
+
+
+def test_a_required_explanation_of_only_whitespace_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whitespace is no explanation: with ``require_explanation`` an inline one or a file of
+    blanks exits 3 naming its field, and the HTTP API refuses one with a 422 naming
+    ``artifact.explanation`` (not the cap's 413), recording nothing."""
+    key, _ = keys(tmp_path)
+    (tmp_path / "blank.md").write_text(" \n\t\n")
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = _write(tmp_path, server.url)
+        text = campaign.read_text().replace(
+            'version = "contest/1"', 'version = "contest/1"\nrequire_explanation = true'
+        ).replace('explanation_path = "why.md"', 'explanation_path = "blank.md"')
+        text += '\nexplanation = "  \\n  "\n'  # the last artifact, "silent"
+        for blank, field in (("from-file", "artifacts[0].explanation_path"),
+                             ("silent", "artifacts[2].explanation")):
+            kept = text if blank == "from-file" else text.replace("blank.md", "why.md")
+            campaign.write_text(kept)
+            code, output = _run(tmp_path, campaign, key)
+            assert code == 3, output
+            assert field in output and "only whitespace" in output, output
+        assert server.received == []
+    assert entries(tmp_path / "l.db") == []
+    isolate_homes(tmp_path, monkeypatch)
+    env = make_env(tmp_path / "svc")
+    headers = env.auth("contributor", "text", "alice")
+    with client(env, ("text",)) as http:
+        refused = http.post("/v1/campaigns/text/jobs", headers=headers, json={
+            "artifact": {"id": "a1", "text": "42", "explanation": " \n "}})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["field"] == "artifact.explanation", refused.text
+        assert "whitespace" in refused.text and "leave" in refused.json()["fix"]
+    with open_ledger(env.ledger_url, create=False) as ledger:
+        assert not list(ledger.entries(kind="job_received"))

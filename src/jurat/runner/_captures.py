@@ -13,10 +13,11 @@ url, final URL, retrieval time, status, type, length and sha256. A re-run finds 
 entry and reuses the stored bytes without a request; ``--recapture`` fetches again.
 
 The capture becomes part of the reference in the policy (``sha256``, ``version``,
-``capture``), so it is in every receipt and in the policy digest: a recapture whose bytes
-differ is another policy, which the live-policy rule (runner/_live.py) refuses for a
-campaign the ledger already holds: new evidence is a new campaign version (a new
-``[campaign] id``), never the same verdicts re-decided.
+``capture``), so it is in every receipt and in the policy digest: a recapture is always
+another policy (its retrieval time is the reference's ``version``, same bytes or not),
+which the live-policy rule (runner/_live.py) refuses for a campaign the ledger already
+holds: new evidence is a new campaign version (a new ``[campaign] id``), never the same
+verdicts re-decided.
 """
 
 from __future__ import annotations

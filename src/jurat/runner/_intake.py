@@ -162,11 +162,14 @@ def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
     else:
         text = ""
     rubric = campaign.policy.rubric
-    if not text and rubric is not None and rubric.require_explanation:
-        field = f"{where}.explanation"
+    # Whitespace is no account of the work: a required explanation must say something.
+    if not text.strip() and rubric is not None and rubric.require_explanation:
+        field = (f"{where}.explanation_path" if spec.explanation_path is not None
+                 else f"{where}.explanation")
+        what = "only whitespace as its explanation" if text else "no explanation"
         raise CampaignError(
-            f"artifact {spec.id!r} has no explanation, and [rubric] require_explanation is "
-            "set", file=campaign.source, field=field, line=campaign_line(campaign.source, field),
+            f"artifact {spec.id!r} has {what}, and [rubric] require_explanation is set",
+            file=campaign.source, field=field, line=campaign_line(campaign.source, field),
             fix='add explanation = "…" or explanation_path = "explanation.md" (the '
                 "contributor's account of the work)")
     if text:

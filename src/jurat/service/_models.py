@@ -67,6 +67,17 @@ def _unicode(value: object) -> object:
     return value
 
 
+def _said(value: str) -> str:
+    """An explanation says something: one of only whitespace would satisfy a campaign's
+    ``require_explanation`` with no account of the work at all."""
+    if not value.strip():
+        raise PydanticCustomError(
+            "blank_explanation", "is only whitespace",
+            {"fix": "send the contributor's explanation of the work, or leave "
+                    "artifact.explanation out"})
+    return value
+
+
 def _base64(value: object) -> object:
     """Base64 is ASCII. ``base64.b64decode`` raises a bare ValueError, not binascii.Error,
     for a str with any other character; refused here, naming the field and where."""
@@ -128,7 +139,8 @@ class ArtifactIn(Frozen):
     task: _Text | None = Field(None, min_length=1, max_length=_ID_CHARS, pattern=_ID)
     """The task or test-case id it answers; with ``[[tasks]]``, one of their ids (may be
     left out when the campaign has one task)."""
-    explanation: _Text | None = Field(None, min_length=1, max_length=1024 * 1024)
+    explanation: Annotated[_Text, AfterValidator(_said)] | None = Field(
+        None, min_length=1, max_length=1024 * 1024)
     """The contributor's explanation of the work (capped by the campaign's ``[intake]
     max_explanation_bytes``): sent to the judges as delimited data, bound by digest into the
     job identity and the receipt (``inputs.explanation_sha256``)."""
