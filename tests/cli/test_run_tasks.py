@@ -345,6 +345,14 @@ explanation = "They are the same number."
     code, output = _run(tmp_path, equivalence, key)
     assert code == 3 and "artifacts[0].explanation" in output and "'equivalence'" in output, \
         output
+    # Nor a task statement: the equivalence prompt has no task block.
+    equivalence.write_text(equivalence.read_text().replace(
+        'explanation = "They are the same number."\n', "")
+        + '\n[[tasks]]\nstatement = "Compute half of one."\n')
+    code, output = _run(tmp_path, equivalence, key)
+    assert code == 3 and "[[tasks]] statements are read by rubric, pairwise and criteria " \
+        "judges" in output and "'equivalence'" in output, output
+    assert entries(tmp_path / "l.db") == []
 
 
 def test_the_service_refuses_an_explanation_its_judges_would_not_read(

@@ -12,7 +12,7 @@ from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 from jurat.models._suite_gate import SuiteGate, suite_gate_problems
-from jurat.models._task import TaskSpec, task_problems
+from jurat.models._task import TaskSpec, task_kind_problems, task_problems
 from jurat.models._truth import SIM_LABELS
 
 #: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).
@@ -190,6 +190,7 @@ class Campaign(Frozen):
             + duplicate_problems([a.id for a in self.artifacts], "artifacts", "artifact")
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
             + task_problems(self.tasks, [a.task for a in self.artifacts])
+            + task_kind_problems(self.tasks, policy.kind)
             + ([] if served else claim_artifact_problems(policy, self))
             + budget_problems(self.budget, policy.judges, policy.subject, served=served)
             + suite_gate_problems(self.gate, policy.kind))

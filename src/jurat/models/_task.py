@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from jurat.models._base import Frozen
 from jurat.models._problems import Problem, close_match, raise_problems
 
-__all__ = ["TaskSpec", "resolve_task", "task_problems"]
+__all__ = ["TASKED_KINDS", "TaskSpec", "resolve_task", "task_kind_problems", "task_problems"]
 
 
 class TaskSpec(Frozen):
@@ -96,3 +96,18 @@ def resolve_task(tasks: Sequence[TaskSpec], name: str | None) -> TaskSpec | tupl
     if problem is not None:
         return problem
     return tasks[0] if name is None else next(t for t in tasks if t.id == name)
+
+
+#: The campaign kinds whose prompts show a task statement (judges/_prompts.py): every kind
+#: but equivalence, whose judge compares two answers with no task block.
+TASKED_KINDS = ("rubric", "pairwise", "criteria")
+
+
+def task_kind_problems(tasks: Sequence[TaskSpec], kind: str) -> list[Problem]:
+    """``[[tasks]]`` on an equivalence campaign is refused at load: its judges never see a
+    statement, yet its digest would be bound into every receipt as if they had."""
+    if not tasks or kind in TASKED_KINDS:
+        return []
+    return [Problem(("tasks",), f"[[tasks]] statements are read by rubric, pairwise and "
+                    f"criteria judges; this campaign is of kind {kind!r}, whose judges never "
+                    "see one", "remove [[tasks]] (an artifact's task may stay a free label)")]
