@@ -3,7 +3,7 @@
 the same campaign, at two sizes (how cost grows).
 
     .venv/bin/python bench/service.py [--sizes 1000,10000] [--clients 64] [--latency-ms 20]
-                                      [--modes sqlite,pg,pg2] [--no-write]
+                                      [--modes sqlite,pg,pg2] [--no-write] [--profile DIR]
 
 One campaign (rubric, three sim judges x 5 samples, ``latency_ms`` each, no code checks)
 with a JSON Lines dataset of N artifacts. The baseline is `jurat run` on it, one process,
@@ -14,10 +14,15 @@ file (its dataset is not run there); ``--clients`` asyncio clients, each with it
 contributor token and connection, submit the N artifacts in a closed loop: one job at a
 time, long-polling ``GET /v1/jobs/{id}?wait=30`` until it is decided, then reading its
 receipt. With two replicas each client keeps to one (as behind a load balancer that
-keeps a client on its replica). Reported: jobs/s (N over the time from the first
-submission to the last receipt), the p50/p99 of send-to-receipt, each replica's peak RSS
-(VmHWM) and the errors (any answer but 202/200, retried). Results go to bench/README.md
-between the ``service`` markers.
+keeps a client on its replica). The servers run with ``--rate-limit 0`` and
+``--max-connections-per-address 0``: this measures throughput, not the front door (64
+clients on one address at 20 requests/s each would otherwise meet the defaults). Reported:
+jobs/s (N over the time from the first submission to the last receipt), the p50/p99 of
+send-to-receipt, CPU per job of the server process(es) and of the clients' process, each
+replica's peak RSS (VmHWM) and the errors (any answer but 202/200, retried); for `jurat
+run`, its CPU (all its processes) and peak RSS (its largest process). ``--profile DIR``
+runs every `jurat run` and `jurat serve` under cProfile (main thread and other threads
+apart). Results go to bench/README.md between the ``service`` markers.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import httpx  # noqa: E402
 from _readme import write_section  # noqa: E402
 
+from jurat.service._tokens import TokenStore  # noqa: E402
 from tests.service._support import SIM_PANEL  # noqa: E402
 from tests.support.postgres import fresh_database  # noqa: E402
 from tests.support.ready import wait_ready  # noqa: E402
@@ -72,6 +78,51 @@ path = "items.jsonl"
 """
 
 
+#: ``--profile DIR``: each `jurat serve` (and `jurat run`) runs under cProfile, its main
+#: thread (the event loop) and every other thread (ledger commits, token lookups) apart,
+#: written to DIR/<what>-<n>-main.prof and -threads.prof when it exits.
+_PROFILED = """\
+import cProfile, pstats, runpy, signal, sys, threading
+out, sys.argv = sys.argv[1], ["jurat", *sys.argv[2:]]
+# uvicorn re-raises the SIGTERM it stopped on: exit through the finally below instead.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+threads = []
+_run = threading.Thread.run
+def run(self):
+    prof = cProfile.Profile()
+    threads.append(prof)
+    prof.enable()
+    try:
+        _run(self)
+    finally:
+        prof.disable()
+threading.Thread.run = run
+main = cProfile.Profile()
+main.enable()
+try:
+    runpy.run_module("jurat", run_name="__main__")
+except SystemExit:
+    pass
+finally:
+    main.disable()
+    main.dump_stats(out + "-main.prof")
+    if threads:
+        pstats.Stats(*threads).dump_stats(out + "-threads.prof")
+"""
+
+
+def _command(profile: Path | None, name: str, *args: str) -> list[str]:
+    if profile is None:
+        return [sys.executable, "-m", "jurat", *args]
+    return [sys.executable, "-c", _PROFILED, str(profile / name), *args]
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _text(i: int) -> str:
     return f"Answer {i}: the sum of the first {i} odd numbers is {i * i}."
 
@@ -87,16 +138,26 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_baseline(work: Path, env: dict[str, str], n: int) -> float:
-    """Wall seconds of `jurat run` over the first ``n`` artifacts of the dataset."""
+def run_baseline(work: Path, env: dict[str, str], n: int, profile: Path | None = None
+                 ) -> dict[str, float]:
+    """Wall seconds, CPU seconds and peak RSS (MB) of `jurat run` over the first ``n``
+    artifacts of the dataset."""
     db = work / f"run-{n}.db"
+    log = work / f"run-{n}.log"
     start = time.perf_counter()
-    result = _jurat("run", "campaign.toml", "--out", f"out-{n}", "--ledger", f"sqlite:///{db}",
-                    "--key", "keys/jurat.key", "--quiet", "--limit", str(n), cwd=work, env=env)
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            _command(profile, f"run-{n}", "run", "campaign.toml", "--out", f"out-{n}",
+                     "--ledger", f"sqlite:///{db}", "--key", "keys/jurat.key", "--quiet",
+                     "--limit", str(n)),
+            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    if result.returncode not in (0, 1, 2):
-        raise RuntimeError(f"jurat run exited {result.returncode}:\n{result.stderr[-3000:]}")
-    return wall
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1, 2):
+        raise RuntimeError(f"jurat run exited {code}:\n{log.read_text()[-3000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "rss": usage.ru_maxrss / 1024}
 
 
 @dataclass
@@ -150,22 +211,25 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def run_service(work: Path, env: dict[str, str], n: int, clients: int, ledger: str,
-                replicas: int) -> dict[str, Any]:
-    tokens = []
-    for c in range(clients):
-        made = _jurat("token", "create", "--ledger", ledger, "--campaign", "bench-service",
-                      "--role", "contributor", "--subject", f"client{c}", cwd=work, env=env)
-        if made.returncode != 0:
-            raise RuntimeError(made.stderr)
-        tokens.append(made.stdout.strip().splitlines()[-1])
+                replicas: int, profile: Path | None = None, mode: str = "serve"
+                ) -> dict[str, Any]:
+    # A contributor token per client, as `jurat token create` makes them (in-process: 64
+    # CLI start-ups would take minutes of this 2-core machine before the clock starts).
+    with TokenStore(ledger) as store:
+        tokens = [store.create(campaign="bench-service", role="contributor",
+                               subject=f"client{c}")[1] for c in range(clients)]
     servers: list[tuple[subprocess.Popen[str], str]] = []
     try:
         for r in range(replicas):
             port = _free_port()
             url = f"http://127.0.0.1:{port}"
             server = subprocess.Popen(
-                [sys.executable, "-m", "jurat", "serve", "campaign.toml", "--ledger", ledger,
-                 "--key", "keys/jurat.key", "--port", str(port), "--replica-id", f"r{r}"],
+                _command(profile, f"{mode}-{n}-r{r}",
+                         "serve", "campaign.toml", "--ledger", ledger,
+                 "--key", "keys/jurat.key", "--port", str(port), "--replica-id", f"r{r}",
+                 # Throughput, not the front door: no per-token rate limit, and no cap on
+                 # connections from one address (every client is 127.0.0.1).
+                         "--rate-limit", "0", "--max-connections-per-address", "0"),
                 cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             servers.append((server, url))
             wait_ready(url, server,
@@ -177,9 +241,13 @@ def run_service(work: Path, env: dict[str, str], n: int, clients: int, ledger: s
             await asyncio.gather(*(_client(servers[c % replicas][1], tokens[c], shares[c], tally)
                                    for c in range(clients)))
 
+        cpu_before = [_cpu_s(s.pid) for s, _ in servers]
+        clients_before = time.process_time()
         start = time.perf_counter()
         asyncio.run(main())
         wall = max(tally.done_at) - start
+        client_cpu = time.process_time() - clients_before
+        cpu = [_cpu_s(s.pid) - b for (s, _), b in zip(servers, cpu_before, strict=True)]
         rss = [_peak_rss_mb(s.pid) for s, _ in servers]
     finally:
         for server, _ in servers:
@@ -190,7 +258,8 @@ def run_service(work: Path, env: dict[str, str], n: int, clients: int, ledger: s
             except subprocess.TimeoutExpired:
                 server.kill()
     cuts = quantiles(tally.latencies, n=100)
-    return {"wall": wall, "p50": cuts[49], "p99": cuts[98], "rss": rss,
+    return {"wall": wall, "p50": cuts[49], "p99": cuts[98], "rss": rss, "cpu": cpu,
+            "client_cpu": client_cpu,
             "errors": sum(tally.errors.values()), "kinds": dict(tally.errors)}
 
 
@@ -205,7 +274,12 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--modes", default="sqlite,pg,pg2")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="run each jurat run/serve under cProfile, stats written to DIR")
     args = parser.parse_args()
+    if args.profile is not None:
+        args.profile = args.profile.resolve()
+        args.profile.mkdir(parents=True, exist_ok=True)
     sizes = [int(x) for x in args.sizes.split(",")]
     modes = args.modes.split(",")
     load = os.getloadavg()
@@ -223,10 +297,13 @@ def main() -> int:
             raise RuntimeError(keys.stderr)
         for n in sizes:
             print(f"jurat run: {n} artifacts …", flush=True)
-            base = run_baseline(work, env, n)
-            print(f"  {base:.1f} s, {n / base:.1f} artifacts/s", flush=True)
+            base = run_baseline(work, env, n, args.profile)
+            wall = base["wall"]
+            print(f"  {wall:.1f} s, {n / wall:.1f} artifacts/s, CPU {base['cpu']:.1f} s, "
+                  f"peak RSS {base['rss']:.0f} MB", flush=True)
             rows.append(f"| `jurat run` (one process, SQLite, proofs included) | {n} | "
-                        f"{base:.1f} | {n / base:.1f} | 1.00x | — | — | — | — |")
+                        f"{wall:.1f} | {n / wall:.1f} | 1.00x | — | — | "
+                        f"{1000 * base['cpu'] / n:.1f} | — | {base['rss']:.0f} | — |")
             for mode in modes:
                 label, replicas = MODES[mode]
                 print(f"jurat serve, {label}: {n} jobs from {args.clients} clients …",
@@ -234,25 +311,33 @@ def main() -> int:
                 with contextlib.ExitStack() as stack:
                     ledger = (f"sqlite:///{work / f'serve-{n}.db'}" if mode == "sqlite"
                               else stack.enter_context(fresh_database()))
-                    got = run_service(work, env, n, args.clients, ledger, replicas)
+                    got = run_service(work, env, n, args.clients, ledger, replicas,
+                                      args.profile, mode)
                 rss = " / ".join(f"{r:.0f}" for r in got["rss"])
+                cpu = 1000 * sum(got["cpu"]) / n
+                client_cpu = 1000 * got["client_cpu"] / n
                 print(f"  {got['wall']:.1f} s, {n / got['wall']:.1f} jobs/s, p50 "
-                      f"{1000 * got['p50']:.0f} ms, p99 {1000 * got['p99']:.0f} ms, peak RSS "
-                      f"{rss} MB, errors {got['errors']} {got['kinds']}", flush=True)
+                      f"{1000 * got['p50']:.0f} ms, p99 {1000 * got['p99']:.0f} ms, server CPU "
+                      f"{cpu:.1f} ms/job, clients {client_cpu:.1f} ms/job, peak RSS {rss} MB, "
+                      f"errors {got['errors']} {got['kinds']}", flush=True)
                 rows.append(f"| `jurat serve`, {label} | {n} | {got['wall']:.1f} | "
-                            f"{n / got['wall']:.1f} | {base / got['wall']:.2f}x | "
-                            f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | {rss} | "
-                            f"{got['errors']} |")
+                            f"{n / got['wall']:.1f} | {wall / got['wall']:.2f}x | "
+                            f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | "
+                            f"{cpu:.1f} | {client_cpu:.1f} | {rss} | {got['errors']} |")
     text = "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores "
-        f"(shared with other work), load average {load[0]:.2f} at the start; 3 sim judges x 5 "
-        f"samples at {args.latency_ms} ms; {args.clients} clients, each one job at a time, "
-        f"long-polling `?wait={WAIT_S}` until it is decided, then reading its receipt. "
-        "`jurat run` and each row below it are on the same campaign and artifacts.",
+        f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
+        f"{os.cpu_count()} cores (shared with other work), load average {load[0]:.2f} at the "
+        f"start; 3 sim judges x 5 samples at {args.latency_ms} ms; {args.clients} clients "
+        "(one process, on the same cores), each one job at a time, long-polling "
+        f"`?wait={WAIT_S}` until it is decided, then reading its receipt; `jurat serve "
+        "--rate-limit 0 --max-connections-per-address 0` (this measures throughput, not the "
+        "front door's limits). `jurat run` and the rows below it are on the same campaign and "
+        "artifacts. CPU ms per job: the server process(es), and the clients' process.",
         "",
         "| mode | artifacts | wall s | artifacts (jobs)/s | vs `jurat run` | "
-        "send-to-receipt p50 ms | p99 ms | peak RSS per replica MB | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "send-to-receipt p50 ms | p99 ms | server CPU ms/job | client CPU ms/job | "
+        "peak RSS per replica MB | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
     ])
     print()
