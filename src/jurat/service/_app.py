@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
@@ -105,12 +106,14 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     app.add_middleware(Guard, tokens=tokens, limits=limits or ClientLimits(),
                        max_body_bytes=max_body_bytes, precheck=service_precheck(service))
 
-    def principal(request: Request, credentials: Annotated[
+    # Async, as the query guard is: a plain def would cost each request a hop to a worker
+    # thread and back for a dictionary read (bench/README.md, "The HTTP oracle").
+    async def principal(request: Request, credentials: Annotated[
             HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> Principal:
         # The guard looked the token up before the body was read (``_guard``).
         found: Principal | None = request.scope.get(PRINCIPAL_KEY)
         if found is None and credentials is not None:
-            found = tokens.lookup(credentials.credentials)
+            found = await anyio.to_thread.run_sync(tokens.lookup, credentials.credentials)
         if found is None:
             raise ServiceRefusal(
                 401, "a valid Bearer token is required",

@@ -10,7 +10,7 @@ a body key the schema does not have it is called ``<unknown key>``, never repeat
 """
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -21,7 +21,8 @@ from jurat.service._tokens import Principal
 __all__ = ["guarded", "query_guard"]
 
 
-def query_guard(principal: Callable[..., Principal], *names: str) -> Callable[..., None]:
+def query_guard(principal: Callable[..., Any], *names: str
+                ) -> Callable[..., Awaitable[None]]:
     """A dependency refusing any query parameter but ``names`` (422). It depends on
     ``principal`` (FastAPI resolves it once per request), so a request without a valid
     token is a 401 before its parameters are looked at."""
@@ -30,8 +31,9 @@ def query_guard(principal: Callable[..., Principal], *names: str) -> Callable[..
              else "this endpoint takes no query parameters")
 
     # No ``from __future__ import annotations`` here: FastAPI reads this signature, and a
-    # string annotation could not see ``principal``, a local.
-    def check(request: Request, _: Annotated[Principal, Depends(principal)]) -> None:
+    # string annotation could not see ``principal``, a local. Async: it only reads the
+    # query string, so FastAPI runs it on the event loop, not on a worker thread.
+    async def check(request: Request, _: Annotated[Principal, Depends(principal)]) -> None:
         counts: Counter[str] = Counter(key for key, _ in request.query_params.multi_items())
         for key, seen in counts.items():
             if key not in allowed:
@@ -44,6 +46,6 @@ def query_guard(principal: Callable[..., Principal], *names: str) -> Callable[..
     return check
 
 
-def guarded(principal: Callable[..., Principal], *names: str) -> list[Any]:
+def guarded(principal: Callable[..., Any], *names: str) -> list[Any]:
     """``dependencies=`` for a route taking the query parameters ``names``."""
     return [Depends(query_guard(principal, *names))]
