@@ -13,6 +13,7 @@ import base64
 import binascii
 import logging
 import tempfile
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from jurat.models import (
 )
 from jurat.receipts import (
     PrivateKey,
+    proof_path_for,
     read_statement,
 )
 from jurat.runner import (
@@ -77,6 +79,10 @@ log = logging.getLogger("jurat.service")
 CHECKPOINT_INTERVAL_S = 2.0
 #: Seconds between a long-poll's reads of the ledger for a receipt another process made.
 FALLBACK_POLL_S = 2.0
+#: Receipts of the jobs decided last kept in memory (ledger seq -> signed bytes): what
+#: their submitters read next (the decision with the job, then the receipt), served
+#: without reading the ledger again. About 5 KB each.
+RECENT_RECEIPTS = 512
 
 
 @dataclass
@@ -178,6 +184,14 @@ class Service:
         self._artifact_locks: dict[tuple[str, str], asyncio.Lock] = {}
         """One job at a time per (campaign, ledger artifact id): jobs of one artifact id
         chain review versions, and two running at once would claim the same version."""
+        self._just_received: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        """The ``service`` object of the jobs recorded last, as committed, until each job
+        starts: a job that gets a slot at once is not read back from the ledger. At most
+        ``_received_cap`` of them (the slots of every campaign): queued jobs beyond that
+        are read back, so however many wait they hold no artifact."""
+        self._received_cap = 0
+        self._recent: OrderedDict[int, bytes] = OrderedDict()
+        """The last ``RECENT_RECEIPTS`` receipts this server signed, by ledger seq."""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -214,6 +228,7 @@ class Service:
                                log=self._log, key=self.key, progress=Progress(), telemetry=None,
                                engine=engine, checks=checks)
             limit = artifacts_in_flight(campaign.policy, None, campaign.intake)
+            self._received_cap += limit
             self.served[campaign.id] = Served(
                 campaign=campaign, policy_sha256=policy_digest(campaign.policy), runner=runner,
                 slots=asyncio.Semaphore(limit), upstream_keys=stage_keys(campaign),
@@ -359,8 +374,14 @@ class Service:
                                                          inputs=receipt_inputs(service))
                     version, seq = result.review_version, result.receipt_seq
                     # The service serves receipts from the ledger: the runner's file copy
-                    # would only fill the temporary directory, one file per job.
-                    Path(result.receipt_path).unlink(missing_ok=True)
+                    # (and its empty proof) would only fill the temporary directory. The
+                    # bytes, just written and the ledger's own, are what the submitter reads
+                    # next: kept for it (``RECENT_RECEIPTS``).
+                    written = Path(result.receipt_path)
+                    if seq is not None and not result.reused:
+                        self._remember(seq, written.read_bytes())
+                    written.unlink(missing_ok=True)
+                    proof_path_for(written).unlink(missing_ok=True)
             if not state.reviews or state.reviews[-1][1] != seq:
                 state.reviews.append((version, seq or 0))
             state.mark("decided")
@@ -388,7 +409,15 @@ class Service:
         if self.replica is not None:
             self.replica.settled(state.job_id, outcome)
 
+    def _remember(self, seq: int, signed: bytes) -> None:
+        self._recent[seq] = signed
+        if len(self._recent) > RECENT_RECEIPTS:
+            self._recent.popitem(last=False)
+
     def _received(self, state: JobState) -> dict[str, Any]:
+        kept = self._just_received.pop(state.job_id, None)
+        if kept is not None:
+            return kept
         entry = next(self.ledger.entries(job_id=state.job_id, kind="job_received"))
         service = entry.payload[SERVICE_KEY]
         assert isinstance(service, dict)
@@ -582,6 +611,11 @@ class Service:
             raise
         if self.replica is not None:
             self.replica.recorded(job_id, leased=True)
+        service = received.payload.get(SERVICE_KEY)
+        if isinstance(service, dict) and self._received_cap:
+            self._just_received[job_id] = service
+            while len(self._just_received) > self._received_cap:
+                self._just_received.popitem(last=False)
         state.received_seq = received.seq
         state.durable.set()
         self._upstream.note(artifact.sha256, upstream)
@@ -611,6 +645,9 @@ class Service:
             raise ServiceRefusal(404, f"job {state.job_id} has no review version {version}",
                                  field="version",
                                  fix=f"versions: {', '.join(str(v) for v, _ in state.reviews)}")
+        signed = self._recent.get(chosen[1])
+        if signed is not None:
+            return chosen[1], signed
         entry = self.ledger.entry(chosen[1])
         return entry.seq, decode_receipt(entry.payload, seq=entry.seq)
 
