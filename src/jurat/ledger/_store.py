@@ -43,7 +43,7 @@ from jurat.ledger._proofs import (
     prove_inclusion,
     prove_latest,
 )
-from jurat.ledger._queries import receipt_row, review_slot
+from jurat.ledger._queries import receipt_row, slot_after
 from jurat.ledger._tiles import TILE_WIDTH, Tile
 from jurat.ledger._treestore import sync_to_entries
 from jurat.ledger._verify import verify_ledger
@@ -268,12 +268,12 @@ class Ledger:
 
     def entry(self, seq: int) -> Entry:
         """The entry at ``seq``; :class:`LedgerError` if there is none."""
-        e = self._t.entries
-        with _db("reading the ledger"), self._backend.read() as conn:
-            row = conn.execute(select(e).where(e.c.seq == seq)).first()
-        if row is None:
+        with _db("reading the ledger"), self._backend.read() as conn, self._sql.cursor(
+                conn) as cur:
+            rows = self._sql.select_entries(cur, {"seq": seq}, after=-1, limit=1)
+        if not rows:
             raise LedgerError(f"no entry with seq {seq}")
-        return entry_from_row(row._mapping)
+        return entry_from_row(rows[0])
 
     def entries(
         self,
@@ -289,25 +289,20 @@ class Ledger:
         Reads in batches, each in its own short transaction, so an abandoned
         iterator holds no connection.
         """
-        e = self._t.entries
-        query = select(e).order_by(e.c.seq).limit(_BATCH)
-        if job_id is not None:
-            query = query.where(e.c.job_id == job_id)
-        if kind is not None:
-            query = query.where(e.c.kind == kind)
-        if campaign_id is not None:
-            query = query.where(e.c.campaign_id == campaign_id)
-        if artifact_id is not None:
-            query = query.where(e.c.artifact_id == artifact_id)
+        # Plain SQL on the driver's cursor, made once per set of filters (``_commitsql``).
+        given = {"job_id": job_id, "kind": kind, "campaign_id": campaign_id,
+                 "artifact_id": artifact_id}
+        equal = {name: value for name, value in given.items() if value is not None}
         cursor = -1 if after_seq is None else after_seq
         while True:
-            with _db("reading the ledger"), self._backend.read() as conn:
-                rows = conn.execute(query.where(e.c.seq > cursor)).all()
+            with _db("reading the ledger"), self._backend.read() as conn, self._sql.cursor(
+                    conn) as cur:
+                rows = self._sql.select_entries(cur, equal, after=cursor, limit=_BATCH)
             for row in rows:
-                yield entry_from_row(row._mapping)
+                yield entry_from_row(row)
             if len(rows) < _BATCH:
                 return
-            cursor = int(rows[-1].seq)
+            cursor = int(rows[-1]["seq"])
 
     def samples_for_job(self, job_id: str) -> list[dict[str, Any]]:
         """Payloads of the job's ``sample_recorded`` entries, in order: what a resume replays."""
@@ -354,8 +349,10 @@ class Ledger:
         Another writer may take the slot first; :meth:`append` then refuses
         the receipt rather than fork the review history.
         """
-        with _db("reading the ledger"), self._backend.read() as conn:
-            return review_slot(conn, self._t.entries, campaign_id, artifact_id)
+        with _db("reading the ledger"), self._backend.read() as conn, self._sql.cursor(
+                conn) as cur:
+            row = self._sql.newest_receipt(cur, campaign_id, artifact_id)
+        return ReviewSlot(version=1) if row is None else slot_after(entry_from_row(row))
 
     def campaign_history(self, campaign_id: str) -> CampaignHistory:
         """Which jobs of a campaign have entries and which artifacts have receipts.
