@@ -105,6 +105,12 @@ class TokenStore:
         against the wrong ``--ledger`` must not make an empty one and report success."""
         self._backend = Backend(url)
         self._table = _table(MetaData())
+        # Every request looks its token up: plain SQL on the driver's cursor, as the ledger's
+        # hot reads (ledger/_commitsql.py), not a Core statement compiled each time.
+        ph = "%s" if self._backend.name == "postgresql" else "?"
+        self._lookup_sql = (
+            f"SELECT id, token_sha256, campaign, role, subject, revoked_at FROM "
+            f"{self._backend.qualified('service_tokens')} WHERE token_sha256 = {ph}")
         if not create:
             self._require_table()
         try:
@@ -191,20 +197,22 @@ class TokenStore:
         if not token.startswith(_TOKEN_PREFIX) or len(token) > 200:
             return None
         digest = token_digest(token)
+        backend = self._backend
         try:
-            with self._backend.read() as conn:
-                row = conn.execute(select(self._table).where(
-                    self._table.c.token_sha256 == digest)).first()
+            with backend.read() as conn, backend.commit_sql.cursor(conn) as cur:
+                cur.execute(self._lookup_sql, [digest])
+                row = cur.fetchone()
         except SQLAlchemyError as exc:
             raise LedgerError(f"cannot read tokens: {getattr(exc, 'orig', None) or exc}"
                               ) from exc
+        if row is None:
+            return None
+        token_id, stored, campaign, role, subject, revoked_at = row
         # The digest was found by an index lookup; the constant-time compare only guards
         # against a database that matched loosely (collation).
-        if row is None or row.revoked_at is not None or not hmac.compare_digest(
-                str(row.token_sha256), digest):
+        if revoked_at is not None or not hmac.compare_digest(str(stored), digest):
             return None
-        role = str(row.role)
         if role not in ROLES:
             return None
-        return Principal(token_id=str(row.id), role=role,  # type: ignore[arg-type]
-                         campaign=str(row.campaign), subject=row.subject)
+        return Principal(token_id=str(token_id), role=str(role),  # type: ignore[arg-type]
+                         campaign=str(campaign), subject=subject)
