@@ -123,7 +123,8 @@ class CommitSQL:
         """Entry rows (column -> value) whose ``equal`` columns have those values and whose
         seq is above ``after``, in seq order, at most ``limit``: ``Ledger.entries``' batch."""
         names = tuple(equal)
-        statement = self._selects.get(names)
+        key = (*names, str(int(limit)))  # the limit is in the statement's text
+        statement = self._selects.get(key)
         if statement is None:
             unknown = set(names) - set(ENTRY_FILTERS)
             if unknown:
@@ -131,7 +132,7 @@ class CommitSQL:
             tests = " AND ".join([*(f"{name} = {self._ph}" for name in names),
                                   f"seq > {self._ph}"])
             statement = f"{self._select} WHERE {tests} ORDER BY seq LIMIT {int(limit)}"
-            self._selects[names] = statement
+            self._selects[key] = statement
         cur.execute(statement, [*equal.values(), after])
         return [dict(zip(ENTRY_COLUMNS, row, strict=True)) for row in cur.fetchall()]
 
