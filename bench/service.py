@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import httpx  # noqa: E402
 from _readme import write_section  # noqa: E402
 
+from jurat.runner._shards import MIN_ARTIFACTS_PER_WORKER, default_workers  # noqa: E402
 from jurat.service._tokens import TokenStore  # noqa: E402
 from tests.service._support import SIM_PANEL  # noqa: E402
 from tests.support.postgres import fresh_database  # noqa: E402
@@ -123,6 +124,12 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _processes(workers: int) -> str:
+    if workers == 1:
+        return "one process"
+    return f"{workers} worker processes and the ledger's writer"
+
+
 def _text(i: int) -> str:
     return f"Answer {i}: the sum of the first {i} odd numbers is {i * i}."
 
@@ -138,18 +145,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_baseline(work: Path, env: dict[str, str], n: int, profile: Path | None = None
-                 ) -> dict[str, float]:
+def run_baseline(work: Path, env: dict[str, str], n: int, profile: Path | None = None,
+                 workers: int | None = None) -> dict[str, float]:
     """Wall seconds, CPU seconds and peak RSS (MB) of `jurat run` over the first ``n``
-    artifacts of the dataset."""
-    db = work / f"run-{n}.db"
-    log = work / f"run-{n}.log"
+    artifacts of the dataset (``workers``: its ``--workers``; None: its default)."""
+    name = f"run-{n}" if workers is None else f"run-{n}-w{workers}"
+    db = work / f"{name}.db"
+    log = work / f"{name}.log"
+    more = () if workers is None else ("--workers", str(workers))
     start = time.perf_counter()
     with log.open("w") as err:
         proc = subprocess.Popen(
-            _command(profile, f"run-{n}", "run", "campaign.toml", "--out", f"out-{n}",
+            _command(profile, name, "run", "campaign.toml", "--out", f"out-{name}",
                      "--ledger", f"sqlite:///{db}", "--key", "keys/jurat.key", "--quiet",
-                     "--limit", str(n)),
+                     "--limit", str(n), *more),
             cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -297,13 +306,25 @@ def main() -> int:
             raise RuntimeError(keys.stderr)
         for n in sizes:
             print(f"jurat run: {n} artifacts …", flush=True)
+            # `jurat run`'s own choice of worker processes (runner/_shards.py), and one
+            # process, as one replica is.
+            chosen = max(1, min(default_workers(), n // MIN_ARTIFACTS_PER_WORKER))
             base = run_baseline(work, env, n, args.profile)
             wall = base["wall"]
-            print(f"  {wall:.1f} s, {n / wall:.1f} artifacts/s, CPU {base['cpu']:.1f} s, "
-                  f"peak RSS {base['rss']:.0f} MB", flush=True)
-            rows.append(f"| `jurat run` (one process, SQLite, proofs included) | {n} | "
-                        f"{wall:.1f} | {n / wall:.1f} | 1.00x | — | — | "
-                        f"{1000 * base['cpu'] / n:.1f} | — | {base['rss']:.0f} | — |")
+            single = (base if chosen == 1 else
+                      run_baseline(work, env, n, args.profile, workers=1))
+            for label, got_run in (
+                    (f"`jurat run` ({_processes(chosen)}, SQLite, proofs included)", base),
+                    ("`jurat run --workers 1` (one process)", single)):
+                if got_run is single and chosen == 1:
+                    break
+                print(f"  {label}: {got_run['wall']:.1f} s, {n / got_run['wall']:.1f} "
+                      f"artifacts/s, CPU {got_run['cpu']:.1f} s, peak RSS "
+                      f"{got_run['rss']:.0f} MB", flush=True)
+                rows.append(f"| {label} | {n} | {got_run['wall']:.1f} | "
+                            f"{n / got_run['wall']:.1f} | {wall / got_run['wall']:.2f}x | "
+                            f"{single['wall'] / got_run['wall']:.2f}x | — | — | "
+                            f"{1000 * got_run['cpu'] / n:.1f} | — | {got_run['rss']:.0f} | — |")
             for mode in modes:
                 label, replicas = MODES[mode]
                 print(f"jurat serve, {label}: {n} jobs from {args.clients} clients …",
@@ -322,6 +343,7 @@ def main() -> int:
                       f"errors {got['errors']} {got['kinds']}", flush=True)
                 rows.append(f"| `jurat serve`, {label} | {n} | {got['wall']:.1f} | "
                             f"{n / got['wall']:.1f} | {wall / got['wall']:.2f}x | "
+                            f"{single['wall'] / got['wall']:.2f}x | "
                             f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | "
                             f"{cpu:.1f} | {client_cpu:.1f} | {rss} | {got['errors']} |")
     text = "\n".join([
@@ -332,12 +354,15 @@ def main() -> int:
         f"`?wait={WAIT_S}` until it is decided, then reading its receipt; `jurat serve "
         "--rate-limit 0 --max-connections-per-address 0` (this measures throughput, not the "
         "front door's limits). `jurat run` and the rows below it are on the same campaign and "
-        "artifacts. CPU ms per job: the server process(es), and the clients' process.",
+        "artifacts; `jurat run` picks its worker processes itself (one per core, at most 4, "
+        f"one per {MIN_ARTIFACTS_PER_WORKER} artifacts), `--workers 1` is one process as one "
+        "replica is. CPU ms per job: the server process(es), and the clients' process; "
+        "PostgreSQL's own processes are not counted.",
         "",
         "| mode | artifacts | wall s | artifacts (jobs)/s | vs `jurat run` | "
-        "send-to-receipt p50 ms | p99 ms | server CPU ms/job | client CPU ms/job | "
-        "peak RSS per replica MB | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "vs `--workers 1` | send-to-receipt p50 ms | p99 ms | server CPU ms/job | "
+        "client CPU ms/job | peak RSS per replica MB | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
     ])
     print()
