@@ -56,9 +56,10 @@ def test_serve_on_a_campaign_a_run_holds_exits_3_naming_the_holder(tmp_path: Pat
     assert invoke("keygen", "--out", str(keys)).exit_code == 0
     shutil.copytree(QUICKSTART, tmp_path / "rubric")
     campaign = tmp_path / "rubric" / "campaign.toml"
-    # Slow judges keep the run going while serve starts.
+    # Judges that take two minutes a call keep the run holding the campaign, past its first
+    # job_received, for as long as serve takes to start on a loaded machine.
     campaign.write_text(campaign.read_text().replace(
-        '\nprovider = "sim"\n', '\nprovider = "sim"\nlatency_ms = 300\n'))
+        '\nprovider = "sim"\n', '\nprovider = "sim"\nlatency_ms = 120000\n'))
     db = tmp_path / "l.db"
     running = _start(campaign, tmp_path / "out", db, keys / "jurat.key")
     try:
@@ -69,7 +70,7 @@ def test_serve_on_a_campaign_a_run_holds_exits_3_naming_the_holder(tmp_path: Pat
         served = subprocess.run(
             [sys.executable, "-m", "jurat", "serve", str(campaign), "--ledger",
              f"sqlite:///{db}", "--key", str(keys / "jurat.key"), "--port", "0"],
-            capture_output=True, text=True, timeout=120, env=dict(os.environ))
+            capture_output=True, text=True, timeout=100, env=dict(os.environ))
         assert running.poll() is None, "the run ended before serve started"
     finally:
         running.kill()
