@@ -208,11 +208,13 @@ def _outcome(
         return "output_limit", "file_size_limit"
     if ending.reading.timed_out:
         return "timeout", "wall_limit"
-    # RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one; the host
-    # kills the candidate only after the tests ended, and OOM kills are counted above.
-    cpu_killed = ending.reading.candidate_ended_first and ending.candidate_signal in (
-        "SIGXCPU",
-        "SIGKILL",
+    # RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one. Only the
+    # kernel sends SIGXCPU, so it needs no order; the host kills the candidate with SIGKILL
+    # only after the tests ended (OOM kills are counted above), so a SIGKILL counts only if
+    # the candidate ended first. Which end is read first is a race on a loaded machine: the
+    # tests can report the candidate gone before its sandbox's output closes.
+    cpu_killed = ending.candidate_signal == "SIGXCPU" or (
+        ending.reading.candidate_ended_first and ending.candidate_signal == "SIGKILL"
     )
     if inner == "timeout" or cpu_killed:
         return "timeout", "cpu_limit"
