@@ -35,6 +35,22 @@ def clean_pass_probability(reliability: float, criteria: int) -> float:
     return float(Fraction(str(reliability)) ** criteria)
 
 
+#: scipy's ``norm.ppf(1 - (1 - c) / 2)`` for the confidences jurat itself uses, bit for bit
+#: (tests/fold/test_stats_z.py checks them against scipy): importing scipy.stats costs
+#: about 1 s of CPU, which a `jurat run` paid once for its headline rate. The stdlib's
+#: NormalDist differs in the last bit, which would change recorded intervals.
+_Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+
+
+def _z(confidence: float) -> float:
+    known = _Z.get(confidence)
+    if known is not None:
+        return known
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - (1 - confidence) / 2))
+
+
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion: agreement is evidence with an interval."""
     if n < 1:
@@ -43,9 +59,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise FoldInputError("successes", f"must be in 0..{n}, got {successes}")
     if not 0 < confidence < 1:
         raise FoldInputError("confidence", f"must be in (0, 1), got {confidence}")
-    from scipy.stats import norm
-
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    z = _z(confidence)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

@@ -409,7 +409,8 @@ class JobRunner:
             # Before any claim is labelled; a job that has its extraction reuses it.
             artifact, extraction = await with_extracted_claims(
                 self.policy, artifact, self.engine,
-                list(self.ledger.entries(job_id=job, kind="claims_extracted")), extracted)
+                lambda: list(self.ledger.entries(job_id=job, kind="claims_extracted")),
+                extracted)
             votes = await self._judge(job, artifact, bundle, gates, recorded, drawn)
         decision = decide(self.policy, gates, votes, artifact=artifact.id,
                           claims=work_claims(artifact.claims))

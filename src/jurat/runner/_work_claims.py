@@ -42,16 +42,18 @@ def claims_identity(job: str, artifact: Artifact) -> str:
 
 
 async def with_extracted_claims(
-    policy: Policy, artifact: Artifact, engine: Engine, recorded: Sequence[Entry],
-    append: Append,
+    policy: Policy, artifact: Artifact, engine: Engine,
+    recorded: Callable[[], Sequence[Entry]], append: Append,
 ) -> tuple[Artifact, dict[str, JsonValue] | None]:
     """``artifact`` with its extracted claims after the submitted ones, and the receipt's
     ``inputs.claim_extraction``; as given and None without ``[grounding] extract``.
 
-    ``recorded``: the job's ``claims_extracted`` entries; the first one is reused. Otherwise
-    the extraction judge is asked once and its answer appended (``append``) before any claim
-    is labelled. A refused answer is recorded too (``_extract``) and gives no claims: the
-    job goes on, and the fold's grounding says what zero claims mean (docs/grounding.md).
+    ``recorded`` reads the job's ``claims_extracted`` entries, called only when the policy
+    extracts (a ledger read per job cost a run without extraction about 0.2 ms a job); the
+    first is reused. Otherwise the extraction judge is asked once and its answer appended
+    (``append``) before any claim is labelled. A refused answer is recorded too
+    (``_extract``) and gives no claims: the job goes on, and the fold's grounding says what
+    zero claims mean (docs/grounding.md).
     A call that got no answer at all (TransportError) still fails the job: nothing was
     paid for, and a re-run asks again.
     """
@@ -59,8 +61,9 @@ async def with_extracted_claims(
     if grounding is None or grounding.extract is None:
         return artifact, None
     extract = grounding.extract
-    if recorded:
-        payload = recorded[0].payload
+    earlier = recorded()
+    if earlier:
+        payload = earlier[0].payload
     else:
         payload = await _extract(policy, artifact, engine)
         await append(payload)
