@@ -30,7 +30,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
     from jurat.runner import RayJobs, RunOptions, check_ray_options, import_ray
     from jurat.service import load_served, serve_forever
     from jurat.service._deps import require_serve
-    from jurat.service._service import check_campaigns
+    from jurat.service._submission import check_campaigns
     from jurat.service._test_lines import reference_lines
 
     console = err_console()

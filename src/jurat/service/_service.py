@@ -9,27 +9,22 @@ checkpoint loop). ``_app.py`` maps requests onto its methods; every refusal is a
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import logging
 import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from jurat.errors import CampaignError, ConfigError, JuratError, LedgerError
+from jurat.errors import JuratError, LedgerError
 from jurat.judges import Engine
 from jurat.ledger import Entry, GroupCommit, Ledger, LogSigner, decode_receipt
 from jurat.models import (
     Adjudication,
     AdjudicationDisposition,
-    Artifact,
-    ArtifactSpec,
     Campaign,
     policy_digest,
 )
@@ -39,18 +34,14 @@ from jurat.receipts import (
     read_statement,
 )
 from jurat.runner import (
-    EXPLAINED_KINDS,
     JobRunner,
     KnownUpstream,
     Progress,
     RayJobs,
     RunOptions,
-    StageKey,
     artifacts_in_flight,
     check_pool,
     intake_spec,
-    preflight,
-    refuse_changed_policy,
 )
 from jurat.service._adjudication import adjudicated_receipt
 from jurat.service._errors import ServiceRefusal
@@ -67,11 +58,12 @@ from jurat.service._jobs import (
 )
 from jurat.service._lease import LEASE_TTL_S, AlreadyRecorded, Replica, replica_id
 from jurat.service._models import JobRequest
+from jurat.service._submission import Served, check_campaigns, submitted_artifact
 from jurat.service._test_lines import quotes_reference, reference_lines
 from jurat.service._tokens import Principal
 from jurat.service._upstream import stage_keys, verify_upstream
 
-__all__ = ["Served", "Service", "check_campaigns"]
+__all__ = ["Service"]
 
 log = logging.getLogger("jurat.service")
 
@@ -85,72 +77,9 @@ FALLBACK_POLL_S = 2.0
 RECENT_RECEIPTS = 512
 
 
-@dataclass
-class Served:
-    """One campaign the server serves."""
-
-    campaign: Campaign
-    """The campaign file as loaded."""
-    policy_sha256: str
-    """Its pinned policy's digest."""
-    runner: JobRunner
-    """The runner of `jurat run`, which every job of the campaign goes through."""
-    slots: asyncio.Semaphore
-    """At most ``artifacts_in_flight`` jobs run at once, as in `jurat run`."""
-    upstream_keys: tuple[StageKey, ...]
-    """The keys of ``[upstream]``, each with the stage it signs for."""
-    references: tuple[str, ...]
-    """Lines of the campaign's tests a rationale may not quote (``_test_lines``)."""
-
-
-def _context_refusal(served: Served, field: str, explained: bool) -> ServiceRefusal | None:
-    """A submission's task or explanation that intake refused, in words about the request
-    (never echoing what it sent); None for the artifact's own size, refused by the caller."""
-    campaign = served.campaign
-    if field == "artifact.task":
-        ids = [t.id for t in campaign.tasks if t.id is not None]
-        return ServiceRefusal(422, "artifact.task does not name one of this campaign's tasks",
-                              field="artifact.task",
-                              fix=f"set artifact.task to one of {', '.join(ids)}")
-    if field == "artifact.explanation":
-        cap = campaign.intake.max_explanation_bytes
-        if campaign.policy.kind not in EXPLAINED_KINDS:
-            return ServiceRefusal(422, f"a {campaign.policy.kind} campaign's judges read no "
-                                  "explanation", field="artifact.explanation",
-                                  fix="leave artifact.explanation out")
-        if not explained:
-            return ServiceRefusal(422, "this campaign requires artifact.explanation",
-                                  field="artifact.explanation",
-                                  fix=f"send the contributor's explanation, 1 to {cap} bytes")
-        return ServiceRefusal(413, f"artifact.explanation is larger than this campaign's cap "
-                              f"of {cap} bytes", field="artifact.explanation",
-                              fix="send a shorter explanation")
-    return None
-
-
 def now_utc() -> str:
     """UTC now as RFC 3339 with microseconds and ``Z``: when an adjudication was made."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def check_campaigns(campaigns: Sequence[Campaign], ledger: Ledger,
-                    engine: Engine | None = None) -> None:
-    """What refuses to serve, before anything is written (ConfigError, exit 3): the
-    campaigns' preflight (destinations, API keys, adapters) and a live campaign that
-    changed: an id the ledger knows under another policy (docs/service.md, "Starting")."""
-    ids = [c.id for c in campaigns]
-    if len(set(ids)) != len(ids):
-        raise ConfigError("two campaign files have the same [campaign] id (fix: serve "
-                          "each campaign once)")
-    engine = engine or Engine()
-    for campaign in campaigns:
-        if campaign.policy.kind in ("pairwise", "equivalence"):
-            raise ConfigError(
-                f"{campaign.source}: `jurat serve` takes one artifact per job, and a "
-                f"{campaign.policy.kind} campaign judges pairs (fix: serve rubric or criteria "
-                "campaigns; evaluate pairs with `jurat run`)")
-        preflight(campaign, engine)
-        refuse_changed_policy(campaign, ledger)
 
 
 class Service:
@@ -505,43 +434,6 @@ class Service:
 
     # -- submitting --------------------------------------------------------------------
 
-    def _artifact(self, served: Served, request: JobRequest, contributor: str | None
-                  ) -> Artifact:
-        given = request.artifact
-        if (given.text is None) == (given.content_base64 is None):
-            raise ServiceRefusal(
-                422, "give exactly one of artifact.text and artifact.content_base64",
-                field="artifact.text", fix='send {"artifact": {"id": "c1", "text": '
-                '"…"}}')
-        text = given.text
-        if given.content_base64 is not None:
-            try:
-                text = base64.b64decode(given.content_base64, validate=True).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError) as exc:
-                raise ServiceRefusal(422, "artifact.content_base64 is not base64 of UTF-8 text",
-                                     field="artifact.content_base64",
-                                     fix="base64-encode the UTF-8 bytes, or send text") from exc
-        spec = ArtifactSpec(id=given.id, text=text, media_type=given.media_type or "text/plain",
-                            task=given.task, contributor=contributor, claims=tuple(given.claims),
-                            explanation=given.explanation)
-        try:
-            return intake_spec(served.campaign, spec, "artifact")
-        except CampaignError as exc:
-            if not (exc.field or "").startswith("artifact"):
-                raise  # the campaign's own files (its tests): the operator's problem, a 500
-            refused = _context_refusal(served, exc.field or "", given.explanation is not None)
-            if refused is not None:
-                raise refused from exc
-            if (exc.field or "").startswith("artifact.claims"):
-                # Intake's own words count and measure the claims and never quote them.
-                raise ServiceRefusal(422, exc.message, field=exc.field,
-                                     fix=exc.fix or "submit fewer, shorter claims") from exc
-            # Intake's words name campaign files; say only what the submitter can change.
-            limit = served.campaign.intake.max_artifact_bytes
-            raise ServiceRefusal(413, f"the artifact is larger than this campaign's cap of {limit} "
-                                 "bytes", field="artifact.text", fix="submit a smaller artifact"
-                                 ) from exc
-
     async def submit(self, principal: Principal, campaign_id: str, request: JobRequest
                      ) -> JobState:
         """Record the job durably (its ``job_received`` entry) and start it; the same
@@ -556,7 +448,7 @@ class Service:
                 raise ServiceRefusal(403, "a contributor token submits only as its own subject",
                                      field="contributor", fix="leave contributor out")
             contributor = principal.subject
-        artifact = self._artifact(served, request, contributor)
+        artifact = submitted_artifact(served, request, contributor)
         upstream = verify_upstream(request.upstream_receipts, served.campaign,
                                    served.upstream_keys, artifact.sha256, known=self._upstream)
         job_id = job_identity(served.campaign, served.policy_sha256, artifact,
