@@ -238,3 +238,21 @@ def test_review_versions_chain() -> None:
         build_statement(**_kwargs(review_version=2))
     with pytest.raises(ValidationError, match="supersedes"):
         build_statement(**_kwargs(review_version=1, supersedes=prior))
+
+
+def test_a_statement_that_breaks_the_schema_names_the_field_in_jurats_words(
+    statement: dict[str, Any]
+) -> None:
+    # The one translator (models/_invalid.py): the field as a dotted path and jurat's own
+    # words, no pydantic text ("Field required", "Input should be").
+    from jurat.errors import VerificationError
+    from jurat.receipts._statement import parse_statement
+
+    broken = {**statement, "predicate": {k: v for k, v in statement["predicate"].items()
+                                         if k != "jurat_version"}}
+    with pytest.raises(VerificationError) as caught:
+        parse_statement(broken)
+    text = str(caught.value)
+    assert text.startswith("parse statement: 1 schema error(s); the first: ")
+    assert "predicate.jurat_version: is required and missing" in text
+    assert "Field required" not in text and "pydantic" not in text

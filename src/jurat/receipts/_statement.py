@@ -47,6 +47,7 @@ from jurat.models import (
     record_digest,
 )
 from jurat.models._grounding import ClaimExtraction, work_claims
+from jurat.models._invalid import invalid
 from jurat.models._prompt_ids import PROMPT_DERIVED_FROM
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, read_statement, sign_payload
 from jurat.receipts._keys import PrivateKey
@@ -380,11 +381,9 @@ def parse_statement(doc: Any) -> Statement:
     try:
         statement = Statement.model_validate(doc, by_alias=True)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise VerificationError(
-            f"{exc.error_count()} schema error(s); first at {where}: {first['msg']}", step=step
-        ) from exc
+        count = exc.error_count()
+        raise invalid(exc, Statement, doc, lambda first: VerificationError(
+            f"{count} schema error(s); the first: {first}", step=step), fix=False) from exc
     dump = statement.model_dump(mode="json", by_alias=True)
     if not (signed.is_canonical_form_of(dump) if signed is not None else same_json(dump, doc)):
         raise VerificationError(
