@@ -31,7 +31,7 @@ except ImportError:  # not on Windows: writers there wait in SQLite's busy handl
     fcntl = None  # type: ignore[assignment]
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,6 +330,9 @@ class Backend:
         self._lock_path: str | None = None
         if self.name == "sqlite" and fcntl is not None:
             self._lock_path = f"{self.url.database}-writer.lock"
+        self.write_guards: list[Callable[[], None]] = []
+        """Run before every write transaction: a campaign hold that checks it still holds
+        (ledger/_hold.py), and raises rather than let the write go on without it."""
 
     def display_url(self) -> str:
         """The URL with any password hidden."""
@@ -395,6 +398,8 @@ class Backend:
     @contextmanager
     def write(self, *, lock: bool = True) -> Iterator[Connection]:
         """A write transaction holding the ledger's single-writer lock."""
+        for guard in self.write_guards:
+            guard()
         with self._writer_turn(), self._write_engine.begin() as conn:
             if lock and self.name == "postgresql":
                 # On the driver's cursor, as the commit path's statements (``_commitsql``).

@@ -14,16 +14,19 @@ Refusing is immediate (no waiting): the second process exits 3 naming the holder
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-from jurat.errors import ConfigError
+from jurat.errors import ConfigError, LedgerError
 
 if TYPE_CHECKING:
     from jurat.ledger._backend import Backend
@@ -34,6 +37,8 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["holder_text", "hold_campaign"]
+
+log = logging.getLogger("jurat.ledger")
 
 _HOLDER_CHARS = 60  # PostgreSQL keeps application_name to 63 bytes
 
@@ -100,20 +105,101 @@ def _file_lock(
 def _advisory_lock(
     backend: Backend, key: str, campaign_id: str, *, holder: str, shared: bool
 ) -> Iterator[None]:
-    number = int.from_bytes(bytes.fromhex(key[:16]), "big", signed=True)
-    take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
-    with backend.engine.connect() as conn:
-        conn.execute(text("SELECT set_config('application_name', :name, false)"),
-                     {"name": f"jurat {holder}"[:_HOLDER_CHARS]})
-        if not conn.execute(text(f"SELECT {take}(:k)"), {"k": number}).scalar():
-            raise _refused(campaign_id, _pg_holder(conn, number), shared)
-        conn.commit()
+    held = _AdvisoryHold(backend, key, campaign_id, holder=holder, shared=shared)
+    held.take()
+    backend.write_guards.append(held.check)
+    try:
+        yield
+    finally:
+        backend.write_guards.remove(held.check)
+        held.release()
+
+
+class _AdvisoryHold:
+    """A PostgreSQL session advisory lock, kept while its session lives and taken again
+    when the session was cut.
+
+    The lock lives and dies with its connection: a restarted server, or an administrator's
+    ``pg_terminate_backend``, ends the session and frees the lock without a word, and a
+    second `jurat run` could then start beside this one and draw the same samples. So
+    every write transaction first checks the session (``check``, one ``SELECT 1`` at most
+    every ``CHECK_S`` seconds), takes the lock again on a new connection when the session
+    is gone, and refuses the write (LedgerError naming the new holder) when another
+    process holds it now. A server that cannot be reached leaves the check to the next
+    write: the write itself fails then.
+    """
+
+    CHECK_S = 1.0
+
+    def __init__(self, backend: Backend, key: str, campaign_id: str, *, holder: str,
+                 shared: bool) -> None:
+        self.backend, self.campaign_id, self.holder, self.shared = (
+            backend, campaign_id, holder, shared)
+        self.number = int.from_bytes(bytes.fromhex(key[:16]), "big", signed=True)
+        self._conn: Connection | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+
+    def take(self) -> None:
+        """Take the lock on a new connection; ConfigError naming the holder if refused."""
+        take = "pg_try_advisory_lock_shared" if self.shared else "pg_try_advisory_lock"
+        conn = self.backend.engine.connect()
         try:
-            yield
-        finally:
-            release = "pg_advisory_unlock_shared" if shared else "pg_advisory_unlock"
-            conn.execute(text(f"SELECT {release}(:k)"), {"k": number})
+            conn.execute(text("SELECT set_config('application_name', :name, false)"),
+                         {"name": f"jurat {self.holder}"[:_HOLDER_CHARS]})
+            if not conn.execute(text(f"SELECT {take}(:k)"), {"k": self.number}).scalar():
+                raise _refused(self.campaign_id, _pg_holder(conn, self.number), self.shared)
             conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        self._conn, self._checked = conn, time.monotonic()
+
+    def check(self) -> None:
+        """Before a write: the session still holds the lock, or holds it again."""
+        with self._lock:
+            if time.monotonic() - self._checked < self.CHECK_S and self._conn is not None:
+                return
+            if self._conn is not None:
+                try:
+                    self._conn.execute(text("SELECT 1")).close()
+                    self._conn.commit()
+                    self._checked = time.monotonic()
+                    return
+                except DBAPIError:
+                    self._drop()
+            try:
+                self.take()
+            except OperationalError:
+                return  # the server is out of reach: the write fails too, and checks again
+            except ConfigError as exc:
+                # A failure of the run (exit 4), not of its input: what was recorded stays.
+                raise LedgerError(
+                    f"the database session holding campaign {self.campaign_id!r} was cut, "
+                    f"and meanwhile {exc}") from exc
+            log.warning("the session holding campaign %r on the ledger was cut; its hold is "
+                        "taken again", self.campaign_id)
+
+    def release(self) -> None:
+        """Give the lock back; a session already ended took it with it."""
+        with self._lock:
+            if self._conn is None:
+                return
+            release = "pg_advisory_unlock_shared" if self.shared else "pg_advisory_unlock"
+            try:
+                self._conn.execute(text(f"SELECT {release}(:k)"), {"k": self.number})
+                self._conn.commit()
+            except DBAPIError:
+                pass  # the session is gone, and its lock with it
+            self._drop()
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except DBAPIError:
+                pass  # closing a connection whose session the server already ended
 
 
 def _pg_holder(conn: object, number: int) -> str:
