@@ -143,19 +143,26 @@ class SignerState:
         self.path = Path(path)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
-            self._upgrade()
-            for table in _APPEND_ONLY:
-                for op in ("UPDATE", "DELETE"):
-                    self._db.execute(
-                        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON "
-                        f"{table} BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
-                    )
+            try:
+                self._prepare()
+            except BaseException:
+                self._db.close()  # a file this signer refuses is not held open
+                raise
         except sqlite3.Error as exc:
             raise ConfigError(f"cannot open signer state {path}: {exc}") from exc
         self.path.chmod(0o600)
+
+    def _prepare(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+        self._upgrade()
+        for table in _APPEND_ONLY:
+            for op in ("UPDATE", "DELETE"):
+                self._db.execute(
+                    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON "
+                    f"{table} BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
+                )
 
     def _upgrade(self) -> None:
         """Bring an older file to ``SCHEMA_VERSION``, one version per transaction (the
