@@ -164,13 +164,35 @@ def settled(clients: list[Client]) -> set[str]:
     return accepted
 
 
+def listed(base: str, headers: dict[str, str]) -> dict[str, str]:
+    """Every job ``GET /v1/jobs`` lists to the token on the replica at ``base``, with its
+    status, through every page."""
+    jobs: dict[str, str] = {}
+    cursor: str | None = None
+    while True:
+        params = {"limit": 50, **({"cursor": cursor} if cursor else {})}
+        page = httpx.get(base + "/v1/jobs", headers=headers, params=params, timeout=30)
+        assert page.status_code == 200, page.text
+        body = page.json()
+        jobs.update({j["job_id"]: j["status"] for j in body["jobs"]})
+        cursor = body["next"]
+        if cursor is None:
+            return jobs
+
+
 def test_one_of_two_replicas_sigkilled_under_load(tmp_path: Path) -> None:
     with fresh_database() as url:
         env = make_env(tmp_path, samples=SAMPLES, latency=100)
         env.ledger_url = url
         with two_replicas(env) as (_procs, replicas, restart):
             clients = load(env, replicas, lambda: restart(1), at=PER_CLIENT // 3)
+            # Each replica lists every job, whichever replica accepted or ran it: the
+            # restarted one read them at its start, the other reads what it missed.
+            lists = [listed(base, env.auth(role, "text", "alice"))
+                     for base in replicas.urls for role in ("contributor", "operator")]
         accepted = settled(clients)
+        for jobs in lists:
+            assert jobs == dict.fromkeys(accepted, "decided")
         check_ledger(env, accepted)
         admin = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
         try:

@@ -103,9 +103,11 @@ class Service:
         self.served: dict[str, Served] = {}
         self.jobs: dict[str, JobState] = {}
         self._first = FirstJobs()
+        """The first job of each (campaign, artifact digest): a later one is its duplicate."""
         self._upstream = KnownUpstream()
         """The latest upstream receipt bound per (artifact, stage): an older one is refused."""
-        """The first job of each (campaign, artifact digest): a later one is its duplicate."""
+        self._seen_received = self._seen_receipts = -1
+        """The last ``job_received`` and ``receipt`` seqs read (``_resume``, ``_catch_up``)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._stack = AsyncExitStack()
         self._receipts_since_checkpoint = 0
@@ -187,12 +189,9 @@ class Service:
             state = self._state_of(entry)
             if state is not None:
                 self.jobs[entry.job_id] = state
+            self._seen_received = entry.seq
         for entry in self.ledger.entries(kind="receipt"):
-            job = entry.payload.get("adjudicates", entry.job_id)
-            reviewed = self.jobs.get(str(job))
-            if reviewed is not None:
-                reviewed.reviews.append((int(entry.payload["review_version"]), entry.seq))
-                reviewed.mark("decided")
+            self._note_review(entry)
         undecided = [s for s in self.jobs.values() if s.status != "decided"]
         if self.replica is not None:
             # Replicas share these jobs: each runs those whose lease it takes (``_lease``).
@@ -200,6 +199,30 @@ class Service:
             return
         for state in undecided:
             self._start(state)
+
+    def _note_review(self, entry: Entry) -> None:
+        """A ``receipt`` entry as a review of the job it reviews, once."""
+        self._seen_receipts = max(self._seen_receipts, entry.seq)
+        reviewed = self.jobs.get(str(entry.payload.get("adjudicates", entry.job_id)))
+        if reviewed is None:
+            return
+        version = int(entry.payload["review_version"])
+        # A review this replica made itself may be known already: the ledger's seq stands.
+        reviewed.reviews = sorted([*(r for r in reviewed.reviews if r[0] != version),
+                                   (version, entry.seq)])
+        reviewed.mark("decided")
+
+    def _catch_up(self) -> None:
+        """Replicas: the jobs and reviews the others recorded since this one last looked,
+        so that a listing on any replica shows every job of the ledger, as it stands."""
+        for entry in self.ledger.entries(kind="job_received", after_seq=self._seen_received):
+            if entry.job_id not in self.jobs:
+                state = self._state_of(entry)
+                if state is not None:
+                    self.jobs[entry.job_id] = state
+            self._seen_received = entry.seq
+        for entry in self.ledger.entries(kind="receipt", after_seq=self._seen_receipts):
+            self._note_review(entry)
 
     def _state_of(self, entry: Entry) -> JobState | None:
         """The job a ``job_received`` entry recorded, if the service made it for a campaign
@@ -394,6 +417,12 @@ class Service:
                                  fix="use an operator, reviewer or contributor token; "
                                  "GET /v1/campaigns/{campaign_id}/decisions lists receipts")
         own = principal.subject if principal.role == "contributor" else None
+        if self.replica is not None:
+            try:
+                self._catch_up()
+            except LedgerError as exc:
+                raise ServiceRefusal(503, "the ledger could not be read now",
+                                     fix="list again in a moment") from exc
         found = [s for s in self.jobs.values()
                  if s.durable.is_set() and self.served.get(s.campaign_id) is not None
                  and principal.covers(s.campaign_id)
