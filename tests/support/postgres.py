@@ -32,8 +32,9 @@ def fresh_database() -> Iterator[str]:
     """A new, empty database on the server for one test (a ledger URL), dropped after: for
     commands that take a URL and use the default tables, such as `jurat run --ledger`."""
     name = f"jurat_test_{uuid.uuid4().hex[:12]}"
+    # pool_pre_ping: the DROP after a test that restarted the server gets a live session.
     engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://", 1),
-                              isolation_level="AUTOCOMMIT")
+                              isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     try:
         with engine.connect() as conn:
             conn.exec_driver_sql(f'CREATE DATABASE "{name}"')

@@ -21,10 +21,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurat._version import __version__
+from jurat.errors import LedgerError
 from jurat.models._artifact import MAX_ARTIFACT_BYTES
 from jurat.report import BOARD_CSP
 from jurat.service._board import BoardCache
-from jurat.service._errors import ServiceRefusal
+from jurat.service._errors import LEDGER_UNAVAILABLE, RETRY_SOON, ServiceRefusal
 from jurat.service._guard import PRINCIPAL_KEY, Guard, service_precheck
 from jurat.service._limits import ClientLimits, body_limit
 from jurat.service._listing import job_view, list_jobs
@@ -126,6 +127,13 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
     async def refused(_: Request, exc: ServiceRefusal) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(LedgerError)
+    async def unavailable(_: Request, exc: LedgerError) -> JSONResponse:
+        # Any handler's ledger read or write that failed: its words stay in the log.
+        log.warning("a request could not be served by the ledger: %s", exc)
+        return JSONResponse(LEDGER_UNAVAILABLE.body(), status_code=503,
+                            headers={k.decode(): v.decode() for k, v in RETRY_SOON})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

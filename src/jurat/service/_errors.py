@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from jurat.errors import JuratError
 
-__all__ = ["ServiceRefusal"]
+__all__ = ["LEDGER_UNAVAILABLE", "RETRY_SOON", "ServiceRefusal"]
 
 
 class ServiceRefusal(JuratError):
@@ -30,3 +30,11 @@ class ServiceRefusal(JuratError):
     def body(self) -> dict[str, str | None]:
         """The JSON body of the response."""
         return {"error": str(self), "field": self.field, "fix": self.fix}
+
+
+#: What a request that the ledger could not serve gets (the database unreachable, its
+#: session cut, a restart under way): 503 with ``Retry-After``, never a 500, and never
+#: the driver's words (they name hosts and databases). Nothing was changed by it.
+LEDGER_UNAVAILABLE = ServiceRefusal(
+    503, "the ledger cannot be reached now", fix="retry in a moment; what was recorded stays")
+RETRY_SOON: tuple[tuple[bytes, bytes], ...] = ((b"retry-after", b"1"),)

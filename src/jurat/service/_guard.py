@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.exceptions import HTTPException
 
-from jurat.service._errors import ServiceRefusal
+from jurat.errors import LedgerError
+from jurat.service._errors import LEDGER_UNAVAILABLE, RETRY_SOON, ServiceRefusal
 from jurat.service._limits import ClientLimits
 from jurat.service._tokens import Principal, TokenStore
 
@@ -167,7 +168,10 @@ class Guard:
                      ) -> tuple[ServiceRefusal, tuple[tuple[bytes, bytes], ...]] | None:
         token = _authorization(scope)
         # A plain lookup in the token table; on a worker thread, as FastAPI ran it before.
-        who = await anyio.to_thread.run_sync(self.tokens.lookup, token) if token else None
+        try:
+            who = await anyio.to_thread.run_sync(self.tokens.lookup, token) if token else None
+        except LedgerError:
+            return LEDGER_UNAVAILABLE, RETRY_SOON
         if who is None:
             return _UNAUTHORIZED, ()
         wait = self.rates.take(who.token_id)

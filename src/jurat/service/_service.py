@@ -244,23 +244,27 @@ class Service:
         return state
 
     def _adopt(self, job_id: str) -> JobState | None:
-        """A job another replica recorded, read from the ledger (None: no such job)."""
-        try:
-            entry = next(self.ledger.entries(job_id=job_id, kind="job_received"), None)
-            state = None if entry is None else self._state_of(entry)
-            if state is None:
-                return None
-            state.reviews.extend(self._receipts_of(job_id))
-        except LedgerError:
-            log.warning("job %s could not be read from the ledger", job_id, exc_info=True)
+        """A job another replica recorded, read from the ledger (None: no such job).
+
+        Raises LedgerError when the ledger cannot be read: that is not "no such job" (a
+        request gets 503, not 404; a takeover waits for the lease to come round again)."""
+        entry = next(self.ledger.entries(job_id=job_id, kind="job_received"), None)
+        state = None if entry is None else self._state_of(entry)
+        if state is None:
             return None
+        state.reviews.extend(self._receipts_of(job_id))
         if state.reviews:
             state.mark("decided")
         return self.jobs.setdefault(job_id, state)
 
     def _take_over(self, job_id: str) -> None:
         """Run a job whose lease this replica took (another replica's, expired)."""
-        state = self.jobs.get(job_id) or self._adopt(job_id)
+        try:
+            state = self.jobs.get(job_id) or self._adopt(job_id)
+        except LedgerError:
+            # Not settled: its lease expires unrenewed and a replica takes it over again.
+            log.warning("job %s could not be read from the ledger", job_id, exc_info=True)
+            return
         if state is None:
             assert self.replica is not None
             self.replica.settled(job_id, "done")  # nothing of it to run
