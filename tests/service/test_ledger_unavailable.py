@@ -31,28 +31,18 @@ def _unavailable(answer: httpx.Response) -> None:
     assert "db-7" not in answer.text and "FATAL" not in answer.text
 
 
-def test_a_token_lookup_the_ledger_cannot_serve_is_503(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("owner", "name", "path"), [
+    (TokenStore, "lookup", "/v1/campaigns"),  # the front door, before any handler
+    (Ledger, "entries", "/v1/campaigns/text/decisions"),  # a handler's own read
+])
+def test_a_request_the_ledger_cannot_serve_is_503(
+    env: Env, monkeypatch: pytest.MonkeyPatch, owner: type, name: str, path: str
 ) -> None:
     operator = env.auth("operator", "text")
     with live_server(env, ClientLimits(rate_per_s=0)) as live, \
             httpx.Client(base_url=live.url, timeout=30) as http:
-        assert http.get("/v1/campaigns", headers=operator).status_code == 200
-        monkeypatch.setattr(TokenStore, "lookup", _down)
-        _unavailable(http.get("/v1/campaigns", headers=operator))
+        assert http.get(path, headers=operator).status_code == 200
+        monkeypatch.setattr(owner, name, _down)
+        _unavailable(http.get(path, headers=operator))
         monkeypatch.undo()
-        assert http.get("/v1/campaigns", headers=operator).status_code == 200
-
-
-def test_a_handler_the_ledger_cannot_serve_is_503(
-    env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    operator = env.auth("operator", "text")
-    with live_server(env, ClientLimits(rate_per_s=0)) as live, \
-            httpx.Client(base_url=live.url, timeout=30) as http:
-        listed = http.get("/v1/campaigns/text/decisions", headers=operator)
-        assert listed.status_code == 200, listed.text
-        monkeypatch.setattr(Ledger, "entries", _down)
-        _unavailable(http.get("/v1/campaigns/text/decisions", headers=operator))
-        monkeypatch.undo()
-        assert http.get("/v1/campaigns/text/decisions", headers=operator).status_code == 200
+        assert http.get(path, headers=operator).status_code == 200
