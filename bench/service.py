@@ -146,18 +146,21 @@ def _free_port() -> int:
 
 
 def run_baseline(work: Path, env: dict[str, str], n: int, profile: Path | None = None,
-                 workers: int | None = None) -> dict[str, float]:
+                 workers: int | None = None, ledger: str | None = None) -> dict[str, float]:
     """Wall seconds, CPU seconds and peak RSS (MB) of `jurat run` over the first ``n``
-    artifacts of the dataset (``workers``: its ``--workers``; None: its default)."""
+    artifacts of the dataset (``workers``: its ``--workers``; None: its default) on
+    ``ledger`` (None: a new SQLite file)."""
     name = f"run-{n}" if workers is None else f"run-{n}-w{workers}"
-    db = work / f"{name}.db"
+    if ledger is not None:
+        name += "-pg"
+    ledger = ledger or f"sqlite:///{work / f'{name}.db'}"
     log = work / f"{name}.log"
     more = () if workers is None else ("--workers", str(workers))
     start = time.perf_counter()
     with log.open("w") as err:
         proc = subprocess.Popen(
             _command(profile, name, "run", "campaign.toml", "--out", f"out-{name}",
-                     "--ledger", f"sqlite:///{db}", "--key", "keys/jurat.key", "--quiet",
+                     "--ledger", ledger, "--key", "keys/jurat.key", "--quiet",
                      "--limit", str(n), *more),
             cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -276,6 +279,58 @@ MODES = {"sqlite": ("1 replica, SQLite", 1), "pg": ("1 replica, PostgreSQL", 1),
          "pg2": ("2 replicas, PostgreSQL", 2)}
 
 
+def _measure_size(work: Path, env: dict[str, str], n: int, modes: list[str],
+                  args: argparse.Namespace) -> list[str]:
+    """The rows of one size: `jurat run` (its own workers, and one process; on
+    PostgreSQL too when a mode uses it), then each mode's `jurat serve`."""
+    rows: list[str] = []
+    print(f"jurat run: {n} artifacts …", flush=True)
+    # `jurat run`'s own choice of worker processes (runner/_shards.py), and one process,
+    # as one replica is.
+    chosen = max(1, min(default_workers(), n // MIN_ARTIFACTS_PER_WORKER))
+    base = run_baseline(work, env, n, args.profile)
+    single = base if chosen == 1 else run_baseline(work, env, n, args.profile, workers=1)
+    runs = [(f"`jurat run` ({_processes(chosen)}, SQLite, proofs included)", base, base)]
+    if chosen != 1:
+        runs.append(("`jurat run --workers 1` (one process)", single, base))
+    pg_base = None
+    if any(mode != "sqlite" for mode in modes):
+        with fresh_database() as url:
+            pg_base = run_baseline(work, env, n, args.profile, ledger=url)
+        runs.append((f"`jurat run` ({_processes(chosen)}, PostgreSQL)", pg_base, pg_base))
+
+    def row(label: str, got: dict[str, Any], same: dict[str, Any], rest: str) -> str:
+        return (f"| {label} | {n} | {got['wall']:.1f} | {n / got['wall']:.1f} | "
+                f"{base['wall'] / got['wall']:.2f}x | {single['wall'] / got['wall']:.2f}x | "
+                f"{same['wall'] / got['wall']:.2f}x | {rest} |")
+
+    for label, got_run, same in runs:
+        print(f"  {label}: {got_run['wall']:.1f} s, {n / got_run['wall']:.1f} artifacts/s, "
+              f"CPU {got_run['cpu']:.1f} s, peak RSS {got_run['rss']:.0f} MB", flush=True)
+        rows.append(row(label, got_run, same, f"— | — | {1000 * got_run['cpu'] / n:.1f} | — | "
+                                              f"{got_run['rss']:.0f} | —"))
+    for mode in modes:
+        label, replicas = MODES[mode]
+        print(f"jurat serve, {label}: {n} jobs from {args.clients} clients …", flush=True)
+        with contextlib.ExitStack() as stack:
+            ledger = (f"sqlite:///{work / f'serve-{n}.db'}" if mode == "sqlite"
+                      else stack.enter_context(fresh_database()))
+            got = run_service(work, env, n, args.clients, ledger, replicas, args.profile,
+                              mode)
+        rss = " / ".join(f"{r:.0f}" for r in got["rss"])
+        cpu = 1000 * sum(got["cpu"]) / n
+        client_cpu = 1000 * got["client_cpu"] / n
+        print(f"  {got['wall']:.1f} s, {n / got['wall']:.1f} jobs/s, p50 "
+              f"{1000 * got['p50']:.0f} ms, p99 {1000 * got['p99']:.0f} ms, server CPU "
+              f"{cpu:.1f} ms/job, clients {client_cpu:.1f} ms/job, peak RSS {rss} MB, "
+              f"errors {got['errors']} {got['kinds']}", flush=True)
+        same = base if mode == "sqlite" or pg_base is None else pg_base
+        rows.append(row(f"`jurat serve`, {label}", got, same,
+                        f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | {cpu:.1f} | "
+                        f"{client_cpu:.1f} | {rss} | {got['errors']}"))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000")
@@ -305,47 +360,7 @@ def main() -> int:
         if keys.returncode != 0:
             raise RuntimeError(keys.stderr)
         for n in sizes:
-            print(f"jurat run: {n} artifacts …", flush=True)
-            # `jurat run`'s own choice of worker processes (runner/_shards.py), and one
-            # process, as one replica is.
-            chosen = max(1, min(default_workers(), n // MIN_ARTIFACTS_PER_WORKER))
-            base = run_baseline(work, env, n, args.profile)
-            wall = base["wall"]
-            single = (base if chosen == 1 else
-                      run_baseline(work, env, n, args.profile, workers=1))
-            for label, got_run in (
-                    (f"`jurat run` ({_processes(chosen)}, SQLite, proofs included)", base),
-                    ("`jurat run --workers 1` (one process)", single)):
-                if got_run is single and chosen == 1:
-                    break
-                print(f"  {label}: {got_run['wall']:.1f} s, {n / got_run['wall']:.1f} "
-                      f"artifacts/s, CPU {got_run['cpu']:.1f} s, peak RSS "
-                      f"{got_run['rss']:.0f} MB", flush=True)
-                rows.append(f"| {label} | {n} | {got_run['wall']:.1f} | "
-                            f"{n / got_run['wall']:.1f} | {wall / got_run['wall']:.2f}x | "
-                            f"{single['wall'] / got_run['wall']:.2f}x | — | — | "
-                            f"{1000 * got_run['cpu'] / n:.1f} | — | {got_run['rss']:.0f} | — |")
-            for mode in modes:
-                label, replicas = MODES[mode]
-                print(f"jurat serve, {label}: {n} jobs from {args.clients} clients …",
-                      flush=True)
-                with contextlib.ExitStack() as stack:
-                    ledger = (f"sqlite:///{work / f'serve-{n}.db'}" if mode == "sqlite"
-                              else stack.enter_context(fresh_database()))
-                    got = run_service(work, env, n, args.clients, ledger, replicas,
-                                      args.profile, mode)
-                rss = " / ".join(f"{r:.0f}" for r in got["rss"])
-                cpu = 1000 * sum(got["cpu"]) / n
-                client_cpu = 1000 * got["client_cpu"] / n
-                print(f"  {got['wall']:.1f} s, {n / got['wall']:.1f} jobs/s, p50 "
-                      f"{1000 * got['p50']:.0f} ms, p99 {1000 * got['p99']:.0f} ms, server CPU "
-                      f"{cpu:.1f} ms/job, clients {client_cpu:.1f} ms/job, peak RSS {rss} MB, "
-                      f"errors {got['errors']} {got['kinds']}", flush=True)
-                rows.append(f"| `jurat serve`, {label} | {n} | {got['wall']:.1f} | "
-                            f"{n / got['wall']:.1f} | {wall / got['wall']:.2f}x | "
-                            f"{single['wall'] / got['wall']:.2f}x | "
-                            f"{1000 * got['p50']:.0f} | {1000 * got['p99']:.0f} | "
-                            f"{cpu:.1f} | {client_cpu:.1f} | {rss} | {got['errors']} |")
+            rows += _measure_size(work, env, n, modes, args)
     text = "\n".join([
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, "
         f"{os.cpu_count()} cores (shared with other work), load average {load[0]:.2f} at the "
@@ -356,13 +371,14 @@ def main() -> int:
         "front door's limits). `jurat run` and the rows below it are on the same campaign and "
         "artifacts; `jurat run` picks its worker processes itself (one per core, at most 4, "
         f"one per {MIN_ARTIFACTS_PER_WORKER} artifacts), `--workers 1` is one process as one "
-        "replica is. CPU ms per job: the server process(es), and the clients' process; "
-        "PostgreSQL's own processes are not counted.",
+        "replica is; with PostgreSQL modes, `jurat run` on a PostgreSQL ledger too, the "
+        "baseline of the same-ledger column for them. CPU ms per job: the server "
+        "process(es), and the clients' process; PostgreSQL's own processes are not counted.",
         "",
         "| mode | artifacts | wall s | artifacts (jobs)/s | vs `jurat run` | "
-        "vs `--workers 1` | send-to-receipt p50 ms | p99 ms | server CPU ms/job | "
-        "client CPU ms/job | peak RSS per replica MB | errors |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "vs `--workers 1` | vs `jurat run` on the same ledger | send-to-receipt p50 ms | "
+        "p99 ms | server CPU ms/job | client CPU ms/job | peak RSS per replica MB | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
     ])
     print()
