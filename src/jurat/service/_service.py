@@ -422,11 +422,7 @@ class Service:
                                  "GET /v1/campaigns/{campaign_id}/decisions lists receipts")
         own = principal.subject if principal.role == "contributor" else None
         if self.replica is not None:
-            try:
-                self._catch_up()
-            except LedgerError as exc:
-                raise ServiceRefusal(503, "the ledger could not be read now",
-                                     fix="list again in a moment") from exc
+            self._catch_up()  # a LedgerError is the app's 503 (LEDGER_UNAVAILABLE)
         found = [s for s in self.jobs.values()
                  if s.durable.is_set() and self.served.get(s.campaign_id) is not None
                  and principal.covers(s.campaign_id)

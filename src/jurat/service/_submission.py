@@ -25,7 +25,7 @@ from jurat.runner import (
 from jurat.service._errors import ServiceRefusal
 from jurat.service._models import JobRequest
 
-__all__ = ["Served", "check_campaigns", "context_refusal", "submitted_artifact"]
+__all__ = ["Served", "check_campaigns", "submitted_artifact"]
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Served:
     """Lines of the campaign's tests a rationale may not quote (``_test_lines``)."""
 
 
-def context_refusal(served: Served, field: str, explained: bool) -> ServiceRefusal | None:
+def _context_refusal(served: Served, field: str, explained: bool) -> ServiceRefusal | None:
     """A submission's task or explanation that intake refused, in words about the request
     (never echoing what it sent); None for the artifact's own size, refused by the caller."""
     campaign = served.campaign
@@ -118,7 +118,7 @@ def submitted_artifact(served: Served, request: JobRequest, contributor: str | N
     except CampaignError as exc:
         if not (exc.field or "").startswith("artifact"):
             raise  # the campaign's own files (its tests): the operator's problem, a 500
-        refused = context_refusal(served, exc.field or "", given.explanation is not None)
+        refused = _context_refusal(served, exc.field or "", given.explanation is not None)
         if refused is not None:
             raise refused from exc
         if (exc.field or "").startswith("artifact.claims"):
