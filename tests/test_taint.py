@@ -177,9 +177,9 @@ def test_the_run_exercised_every_stage(run_world: RunWorld) -> None:
         outcome = _gate(predicate, "tests.pass")["outcome"]
         if outcome != tests_outcome:
             problems.append(f"{aid}: tests.pass {outcome}, expected {tests_outcome}")
-        if tests_outcome == "pass" and _gate(predicate, "mutation")["outcome"] not in (
-                "pass", "error"):
-            problems.append(f"{aid}: mutation {_gate(predicate, 'mutation')['outcome']}")
+        if tests_outcome == "pass" and _gate(predicate, "mutation")["detail"] != (
+                "forgeable: figures in the operator's record"):
+            problems.append(f"{aid}: mutation {_gate(predicate, 'mutation')['detail']}")
         if not predicate["votes"]:
             problems.append(f"{aid}: no judge was asked")
     digests = {p["artifact"]["sha256"] for p in run_world.predicates.values()}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import itertools
 import json
 import math
@@ -43,6 +44,7 @@ from jurat._json_spans import element_spans, member_span, member_start
 from jurat.errors import ValidationError
 
 __all__ = [
+    "KEYED_DIGEST",
     "MAX_JSON_BYTES",
     "MAX_JSON_DEPTH",
     "CanonicalCandidate",
@@ -52,6 +54,7 @@ __all__ = [
     "canonical_json_value",
     "digest_json",
     "element_spans",
+    "keyed_digest",
     "loads_candidate",
     "loads_strict",
     "member_span",
@@ -324,6 +327,21 @@ def sha256_digest(data: bytes | str) -> str:
 def digest_json(obj: Any) -> str:
     """sha256 of the canonical JSON of ``obj``."""
     return sha256_digest(canonical_json(obj))
+
+
+#: The form of a keyed digest as receipts record it (``keyed_digest``); ``.pattern`` is
+#: the one the records that hold one validate with.
+KEYED_DIGEST = re.compile(r"^hmac-sha256:[0-9a-f]{64}$")
+
+
+def keyed_digest(key: bytes, data: bytes | str) -> str:
+    """``hmac-sha256:<lower-case hex>``: HMAC-SHA256 under ``key`` of ``data`` (str is
+    encoded as UTF-8). How public outputs bind reference material (docs/receipt-format.md
+    §11): a short gold answer is found from its plain sha256 by hashing guesses, and from
+    this only with the campaign's reference key (campaign/_reference_key.py)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return "hmac-sha256:" + hmac.new(key, data, hashlib.sha256).hexdigest()
 
 
 def _refuse_constant(name: str) -> Any:

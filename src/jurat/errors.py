@@ -18,7 +18,8 @@ status a command ends with when the error stops it (``jurat.cli.ExitCode``: 3 in
     ├── ValidationError        input or an answer violates its contract
     │   ├── FoldInputError     a fold function got votes, weights or quorum out of range
     │   ├── JudgeOutputError   a judge answer failed parsing, schema or semantic checks
-    │   └── StrictJSONError    untrusted JSON refused by the one strict parser (jurat.canonical)
+    │   ├── StrictJSONError    untrusted JSON refused by the one strict parser (jurat.canonical)
+    │   └── BeyondBounds       an input past a checker's bounds (checks/_guard.py): a gate error
     ├── IntakeError            stale policy, altered artifact, unreadable input (exit 3)
     ├── LedgerError            the append-only journal refused an operation or is corrupt
     │   └── TamperError        hash chain, Merkle root or checkpoint does not match

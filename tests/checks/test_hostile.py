@@ -159,7 +159,10 @@ def test_forged_passes_fail_on_the_trusted_side(hostile: Hostile) -> None:
     ):
         run = hostile.runs[name]
         assert run.collected >= 1 and run.passed == 0, name
-        assert {t.raised for t in run.tests} == {"AssertionError"}, (name, run.tests)
+        # An object of the candidate's own class is not plain data: the call itself fails
+        # (NotPlainData) before any comparison; plain values fail the assertion.
+        assert {t.raised for t in run.tests} <= {"AssertionError", "NotPlainData"}, (
+            name, run.tests)
 
 
 def test_the_protocol_breakers_end_the_candidate_not_the_tests(hostile: Hostile) -> None:

@@ -105,7 +105,9 @@ def test_canonical_solutions_pass_the_full_pipeline() -> None:
     assert Counter(outcomes.values()) == {"passed": len(chosen)}, outcomes
     assert not FULL or len(chosen) == 164
     assert all(r.ok for r in reports)
-    assert all(r.gate("coverage").outcome == "pass" for r in reports)
+    # Coverage is the operator's (measured in the candidate's process): recorded for all.
+    assert all(r.record is not None and "percent" in r.record.record["coverage"]
+               for r in reports)
     # HumanEval/160's canonical solution calls eval(): reported, but not a hard gate.
     denied = [
         p["task_id"]

@@ -71,7 +71,9 @@ def test_a_candidate_cannot_shadow_the_tests_builtins(source: str) -> None:
     report = run_checks(source, tests={"test_solution.py": SHADOW_TEST}, config=CONFIG)
     gate = report.gate("tests.pass")
     assert gate.outcome == "fail", gate.detail
-    assert gate.data["passed"] == 0 and gate.data["collected"] == 3
+    assert report.record is not None
+    assert report.record.record["tests"]["passed"] == 0
+    assert report.record.record["tests"]["collected"] == 3
 
 
 def test_a_star_import_never_rebinds_a_module_the_test_imported() -> None:
@@ -148,8 +150,10 @@ def test_a_candidate_patching_its_harness_writes_no_text_into_the_gates() -> Non
     report = run_checks(_patching_candidate(marker), tests=tests, config=CONFIG)
     assert report.gate("tests.pass").outcome == "pass"
     coverage = report.gate("coverage")
-    assert coverage.outcome == "error"
-    assert coverage.detail.startswith("not_measured")
+    # Forgeable, so never shown as a figure: the same words whatever the candidate did.
+    assert coverage.outcome == "skip" and "forgeable" in coverage.detail
+    assert report.record is not None
+    assert report.record.record["coverage"] == {"error": "not_measured"}
     public = _public(report.to_json())
     assert marker not in public and "31337" not in public and "424242" not in public
 
@@ -170,9 +174,9 @@ def add(a, b):
     tests = {"test_solution.py": "from solution import add\n\ndef test_one():\n"
              "    assert add(1, 2) == 3\n"}  # fmt: skip
     report = run_checks(source, tests=tests, config=CONFIG)
-    coverage = report.gate("coverage")
-    assert coverage.outcome == "error" and coverage.detail.startswith("malformed")
-    assert "424242" not in _public(report.to_json())
+    assert report.record is not None
+    assert report.record.record["coverage"] == {"error": "malformed"}
+    assert "424242" not in _public(report.to_json(operator=True))
 
 
 # ------------------------------------------------------------------ 4. parametrized ids
@@ -196,8 +200,9 @@ def test_hidden_test_ids_and_parameters_never_reach_the_gates() -> None:
     report = run_checks(source, tests=tests, config=CONFIG)
     gate = report.gate("tests.pass")
     assert gate.outcome == "fail"
-    assert gate.data["not_passed"] == [1] and gate.data["not_passed_count"] == 1
-    public = _public(report.to_json())
+    assert report.record is not None
+    assert report.record.record["tests"]["not_passed"] == [1]
+    public = _public(report.to_json(operator=True))
     for hidden in (secret, "test_last", "test_hidden_cases", "FizzBuzz"):
         assert hidden not in public, hidden
     # The operator can still map index 1 to the test, on the terminal only.

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from jurat.canonical import keyed_digest
 from jurat.ledger import open_ledger
 from tests.support.cli import invoke
 from tests.support.fake_openai import FakeOpenAI, FakeRequest, Reply, completion
@@ -128,6 +129,11 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def keyed(tmp: Path, text: str) -> str:
+    """``text``'s keyed digest under the reference key the run created (issue 36)."""
+    return keyed_digest((tmp / ".jurat" / "qa.reference.key").read_bytes(), text)
+
+
 def judge_prompts(server: FakeOpenAI, start: int = 0) -> dict[str, str]:
     """Each judged question's judge prompt, by artifact id."""
     out = {}
@@ -169,9 +175,10 @@ def test_the_judge_sees_the_question_and_the_reference_and_no_receipt_holds_it(
         assert {v["prompt_id"] for v in predicate["votes"]} == {"jurat/binary-criterion@3"}
         receipt = (tmp_path / "out" / f"{aid}.sigstore.json").read_bytes()
         if target is None:
-            assert "target_sha256" not in predicate["inputs"]
+            assert "target_hmac" not in predicate["inputs"]
         else:
-            assert predicate["inputs"]["target_sha256"] == sha256(target)
+            assert predicate["inputs"]["target_hmac"] == keyed(tmp_path, target)
+            assert "target_sha256" not in predicate["inputs"]
             assert target.encode() not in receipt
             assert json.dumps(target)[1:-1].encode() not in receipt
         verified = invoke("verify", str(tmp_path / "out" / f"{aid}.sigstore.json"),
@@ -217,8 +224,8 @@ def test_a_corrected_reference_is_judged_again_under_a_new_review(tmp_path: Path
     tag, _ = blocks(again["q1"])
     assert f"<<<REFERENCE {tag}>>>\n{corrected}\n<<<END REFERENCE {tag}>>>" in again["q1"]
     after = second.predicate("q1")
-    assert after["inputs"]["target_sha256"] == sha256(corrected)
-    assert before["inputs"]["target_sha256"] == sha256(str(ITEMS["q1"][2]))
+    assert after["inputs"]["target_hmac"] == keyed(tmp_path, corrected)
+    assert before["inputs"]["target_hmac"] == keyed(tmp_path, str(ITEMS["q1"][2]))
     assert after["review"]["version"] == 2 and after["decision"]["rollout"] == "BLOCK"
     assert second.predicate("q2")["review"]["version"] == 1
     # The first review is kept in the ledger, superseded, not changed.

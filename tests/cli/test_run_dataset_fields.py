@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from jurat.canonical import keyed_digest
 from tests.receipts.doc_verifier import verify_receipt
 from tests.support.cli import invoke
 from tests.support.fake_openai import FakeOpenAI, FakeRequest, Reply, completion
@@ -118,7 +119,9 @@ def test_a_mapped_export_is_judged_question_by_question(tmp_path: Path) -> None:
         predicate = done.predicate(row["id"])
         receipt = (tmp_path / "out" / f"{row['id']}.sigstore.json").read_bytes()
         assert predicate["inputs"]["input_sha256"] == _sha256(row["question"])
-        assert predicate["inputs"]["target_sha256"] == _sha256(row["answer"])
+        # The reference by its keyed digest (issue 36), under the key the run created.
+        secret = (tmp_path / ".jurat" / "hf-export.reference.key").read_bytes()
+        assert predicate["inputs"]["target_hmac"] == keyed_digest(secret, row["answer"])
         assert row["split"].encode() not in receipt and b"split" not in receipt
         assert row["answer"].encode() not in receipt
         jobs.add(predicate["inputs"]["job_id"])

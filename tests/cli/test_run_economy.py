@@ -86,7 +86,8 @@ def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, Fak
         isolate_homes(root, mp)
         mp.setenv("FAKE_KEY", "sk-test")
         campaign = write_campaign(root, server.url, ("good", "wrong", "broken", "hostile"))
-        yield run(root, campaign, server, "--telemetry", str(root / "t.ndjson")), server
+        yield run(root, campaign, server, "--telemetry", str(root / "t.ndjson"),
+                  "--show-hidden"), server
 
 
 def test_no_request_reaches_the_judge_for_a_vetoed_artifact(
@@ -150,8 +151,9 @@ def test_the_reasons_state_the_evidence_root_cause_first(
         "judges not asked: veto by python.parse",
     ]
     wrong = block(out, "wrong")
-    assert wrong[:5] == [
-        "tests.pass failed: 1 of 1 tests did not pass: test #0",
+    assert wrong[:6] == [
+        "tests.pass failed: did not pass",
+        "› 1 of 1 tests did not pass: test #0",
         "› test_solution.py::test_add",
         f"› {ASSERTION}",
         "› E assert -1 == 5",
@@ -178,6 +180,23 @@ def test_what_quotes_the_tests_stays_on_the_operators_terminal(
     assert ASSERTION not in result.ledger_text()
     assert ASSERTION not in (result.dir / "t.ndjson").read_text()
     assert all(ASSERTION not in r.prompt for r in server.received)
+
+
+def test_by_default_the_summary_withholds_the_hidden_tests_detail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI log is public (issue 36): without --show-hidden, no test name, no
+    assertion line, no candidate value and not which tests failed."""
+    monkeypatch.setenv("FAKE_KEY", "sk-test")
+    with FakeOpenAI(behaviour=echo_judge) as server:
+        campaign = write_campaign(tmp_path, server.url, ("wrong",))
+        result = run(tmp_path, campaign, server)
+    assert result.code == 2, result.out + result.err
+    assert block(result.out, "wrong")[:2] == [
+        "tests.pass failed: did not pass", "judges not asked: veto by tests.pass"]
+    for hidden in (ASSERTION, "test_add", "test_solution.py", "test #0", "-1 == 5", "› "):
+        assert hidden not in result.out + result.err, hidden
+    assert "add --show-hidden" in result.out
 
 
 def test_judge_after_veto_asks_and_marks_the_judges_overruled(tmp_path: Path,

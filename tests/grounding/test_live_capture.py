@@ -169,7 +169,8 @@ def test_live_reference_is_captured_once_shown_to_every_judge_and_pinned_in_rece
         assert capture == {
             "url": f"{web.origin}/tower", "final_url": f"{web.origin}/tower",
             "retrieved_at": capture["retrieved_at"], "status": 200,
-            "content_type": "text/plain; charset=utf-8", "length": len(PAGE),
+            # The checked media type, never the header as sent (issue 36).
+            "content_type": "text/plain", "length": len(PAGE),
             "sha256": digest}
         assert reference["sha256"] == digest and reference["version"] == capture["retrieved_at"]
         items = predicate["inputs"]["evidence_bundle"]["items"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 import math
 import re
@@ -102,6 +103,8 @@ CRITERION_FIELDS = (
     "sample_verdicts", "gate",
 )
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
+KEYED = re.compile(r"^hmac-sha256:[0-9a-f]{64}$")  # §6.4, §11.3: a keyed digest
+PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"  # §6.3
 _B64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
@@ -122,6 +125,9 @@ class Verified:
     derived: dict[str, Any]
     compared: list[str] = field(default_factory=list)
     """The decision fields compared (all of §6.8's)."""
+    reference_checked: bool | None = None
+    """§7 step 5: True the keyed reference digests held for the given reference; False the
+    receipt records one and no reference was given; None it records none."""
 
 
 # -- JSON reading (§2.2, §5) ---------------------------------------------------------------
@@ -295,6 +301,7 @@ def _statement(payload: bytes) -> dict[str, Any]:
     _fields(pred["inputs"], INPUT_FIELDS, "inputs", optional={"judges_skipped",
                                                                "explanation_sha256",
                                                                "target_sha256",
+                                                               "target_hmac",
                                                                "input_sha256",
                                                                *WORK_INPUTS})
     _fields(pred["inputs"]["task"], {"id", "version"}, "inputs.task",
@@ -306,6 +313,9 @@ def _statement(payload: bytes) -> dict[str, Any]:
                            pred["inputs"]["task"].get("statement_sha256"))):
         if digest is not None and not (isinstance(digest, str) and HEX64.match(digest)):
             raise DocVerifyError(4, f"{where} is present but not a sha256 digest")  # §6.4
+    keyed = pred["inputs"].get("target_hmac")
+    if keyed is not None and not (isinstance(keyed, str) and KEYED.match(keyed)):
+        raise DocVerifyError(4, "inputs.target_hmac is present but not a keyed digest")  # §6.4
     _fields(pred["review"], REVIEW_FIELDS, "review")
     _fields(pred["decision"], set(DECISION_FIELDS), "decision",
             optional={"adjudicated", "independent_families", "curtailment", "grounding"})
@@ -413,8 +423,21 @@ def _policy_bounds(policy: dict[str, Any]) -> None:
         count(settings["min_agreement"], 1, settings["votes"], "equivalence.min_agreement")
 
 
-def _subject(doc: dict[str, Any], artifact_sha256: str | None) -> None:
-    """Step 5 (§5, §7): one subject, the predicate's artifact, the given digest."""
+def keyed_reference_digests(pred: dict[str, Any]) -> list[str]:
+    """§7 step 5: the keyed digests a receipt binds its reference by, ``inputs.target_hmac``
+    (§6.4) and each ``equivalence.deterministic`` gate's ``data.reference_hmac`` (§11.2)."""
+    found = [pred["inputs"]["target_hmac"]] if "target_hmac" in pred["inputs"] else []
+    found += [g["data"]["reference_hmac"] for g in pred["gates"]
+              if g["id"] == "equivalence.deterministic" and "reference_hmac" in g["data"]]
+    return found
+
+
+def _subject(doc: dict[str, Any], artifact_sha256: str | None,
+             reference: tuple[bytes, bytes] | None = None) -> bool | None:
+    """Step 5 (§5, §7): one subject, the predicate's artifact, the given digest; and with a
+    ``reference`` (the campaign's reference key, the reference's bytes), the keyed digests
+    the receipt binds it by. Returns whether the reference binding was checked (None: the
+    receipt records no keyed digest and no reference was given)."""
     subjects = doc["subject"]
     if not isinstance(subjects, list) or len(subjects) != 1:
         raise DocVerifyError(5, "exactly one subject is required")
@@ -424,8 +447,24 @@ def _subject(doc: dict[str, Any], artifact_sha256: str | None) -> None:
     digest = subject["digest"]["sha256"]
     if subject.get("name") != artifact["id"] or digest != artifact["sha256"]:
         raise DocVerifyError(5, "the subject is not the predicate's artifact")
+    keyed = keyed_reference_digests(doc["predicate"])
+    h = None
+    if reference is not None:  # §11.3: HMAC-SHA256 under the key of the exact bytes
+        h = "hmac-sha256:" + hmac.new(reference[0], reference[1], hashlib.sha256).hexdigest()
+    as_a = False
     if artifact_sha256 is not None and digest != artifact_sha256.lower():
-        raise DocVerifyError(5, "the receipt is about another artifact")
+        # §7 step 5: with a reference, a pair's given artifact may be its a (§6.3).
+        as_a = h is not None and artifact["media_type"] == PAIR_MEDIA_TYPE and digest == (
+            sha256_hex(canonical({"a": artifact_sha256.lower(), "b": h})))
+        if not as_a:
+            raise DocVerifyError(5, "the receipt is about another artifact")
+    if h is None:
+        return False if keyed else None
+    if not keyed and not as_a:
+        raise DocVerifyError(5, "a reference was given, and nothing binds one by a keyed digest")
+    if any(value != h for value in keyed):
+        raise DocVerifyError(5, "a keyed reference digest is not the given reference's")
+    return True
 
 
 # -- §6.9 and §8.1: numbers, slots, medians --------------------------------------------------
@@ -1251,14 +1290,16 @@ def derive(pred: dict[str, Any]) -> dict[str, Any]:
 
 
 def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
-                   artifact_sha256: str | None = None) -> Verified:
-    """Steps 1-7 of §7; raises DocVerifyError naming the first step that failed."""
+                   artifact_sha256: str | None = None,
+                   reference: tuple[bytes, bytes] | None = None) -> Verified:
+    """Steps 1-7 of §7; raises DocVerifyError naming the first step that failed.
+    ``reference``: (the campaign's reference key, a reference's exact bytes), §7 step 5."""
     bundle, payload, signature, hint = _envelope(bundle_bytes)
     if bundle["dsseEnvelope"]["payloadType"] != PAYLOAD_TYPE:
         raise DocVerifyError(2, f"payloadType is not {PAYLOAD_TYPE}")
     _signature(bundle, payload, signature, hint, public_pem)
     doc = _statement(payload)
-    _subject(doc, artifact_sha256)
+    reference_checked = _subject(doc, artifact_sha256, reference)
     pred = doc["predicate"]
     try:
         derived = derive(pred)
@@ -1274,7 +1315,8 @@ def verify_receipt(bundle_bytes: bytes, public_pem: bytes, *,
                             f"re-derived {derived.get(key)!r}")
     if problems:
         raise DocVerifyError(7, "; ".join(problems))
-    return Verified(statement=doc, derived=derived, compared=list(DECISION_FIELDS))
+    return Verified(statement=doc, derived=derived, compared=list(DECISION_FIELDS),
+                    reference_checked=reference_checked)
 
 
 # -- §12: inclusion proofs -----------------------------------------------------------------

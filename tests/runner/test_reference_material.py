@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from jurat.canonical import canonical_json, sha256_digest
+from jurat.canonical import canonical_json, keyed_digest, sha256_digest
 from jurat.receipts import read_statement
 from tests.support.fake_openai import FakeOpenAI, FakeRequest, Reply, completion
 
@@ -169,14 +169,17 @@ def test_gold_answers_reach_no_contributor_visible_output(tmp_path: Path) -> Non
         leaks += _leaks(f"ledger {entry.kind}", json.dumps(entry.payload, ensure_ascii=False))
     assert not leaks, leaks
 
-    # The decisions are still what the comparison gives, bound to the reference by digest.
+    # The decisions are still what the comparison gives, bound to the reference by its keyed
+    # digest (issue 36), under the key the run created beside the campaign file.
+    secret = (tmp_path / ".jurat" / "gold-eq.reference.key").read_bytes()
     for name in ("settled-different", "settled-equal"):
         pred = statements[name]
         (gate,) = pred["gates"]
         a, b, _ = PAIRS[name]
-        assert gate["data"]["reference_sha256"] == sha256_digest(b)
+        assert gate["data"]["reference_hmac"] == keyed_digest(secret, b)
+        assert "reference_sha256" not in gate["data"]
         # The same digest the pair's artifact digest is built from (docs/receipt-format.md §11).
-        pair = {"a": sha256_digest(a), "b": gate["data"]["reference_sha256"]}
+        pair = {"a": sha256_digest(a), "b": gate["data"]["reference_hmac"]}
         assert pred["artifact"]["sha256"] == sha256_digest(canonical_json(pair))
         assert pred["votes"] == []
     assert statements["settled-different"]["decision"]["equivalent"] is False

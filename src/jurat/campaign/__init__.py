@@ -7,7 +7,8 @@ fix: the file's shape, the paths and endpoints it names, the records' own valida
 checked as the ``[[artifacts]]`` entry it stands for (``row_spec``). Every file a campaign
 names (artifacts, tests, datasets, references, upstream keys) is read through one confined,
 capped reader, ``read_inside`` and the functions built on it, whoever reads it: intake, the
-grounding references, the service.
+grounding references, the service. So is the campaign's reference key (``reference_key``),
+which keys the digests of its reference material in every public output.
 
 This package stands above the records and the deterministic checks (whose rules it applies
 at load, so that nothing runs first) and below everything that runs a campaign.
@@ -26,6 +27,14 @@ from jurat.campaign._files import (
     too_large,
 )
 from jurat.campaign._load import campaign_from_dict, load_campaign
+from jurat.campaign._reference_key import (
+    REFERENCE_KEY_BYTES,
+    REFERENCE_KEY_DIR,
+    ReferenceKey,
+    read_reference_key,
+    reference_key,
+    reference_key_path,
+)
 from jurat.campaign._rows import (
     ROW_KEYS,
     RowMap,
@@ -37,7 +46,10 @@ from jurat.campaign._rows import (
 
 __all__ = [
     "MAX_CAMPAIGN_BYTES",
+    "REFERENCE_KEY_BYTES",
+    "REFERENCE_KEY_DIR",
     "ROW_KEYS",
+    "ReferenceKey",
     "RowMap",
     "RowValues",
     "campaign_from_dict",
@@ -49,8 +61,11 @@ __all__ = [
     "open_inside",
     "read_inside",
     "read_lines",
+    "read_reference_key",
     "read_tests",
     "read_text",
+    "reference_key",
+    "reference_key_path",
     "resolve_inside",
     "row_spec",
     "too_large",

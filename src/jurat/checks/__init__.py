@@ -22,8 +22,10 @@ from jurat.checks._equivalence import (
 )
 from jurat.checks._humaneval import humaneval_to_files, load_humaneval
 from jurat.checks._lint import rule_set_id
+from jurat.checks._measured import RECORD_SCHEMA
 from jurat.checks._models import (
     CaseResult,
+    CheckRecord,
     CheckReport,
     CoverageStats,
     Finding,
@@ -38,6 +40,7 @@ from jurat.checks._pipeline import (
     GATE_IDS,
     CheckPool,
     cores,
+    forgeable_refusal,
     run_checks,
     tool_versions,
 )
@@ -51,10 +54,12 @@ __all__ = [
     "GATE_IDS",
     "IMPORT_POLICIES",
     "MUTATION_OPERATORS",
+    "RECORD_SCHEMA",
     "SANDBOX_PROTOCOL",
     "AnswerCheck",
     "CaseResult",
     "CheckPool",
+    "CheckRecord",
     "CheckReport",
     "CoverageStats",
     "Extracted",
@@ -69,6 +74,7 @@ __all__ = [
     "cores",
     "deterministic_equivalence",
     "extract_final_answer",
+    "forgeable_refusal",
     "function_complexity",
     "humaneval_to_files",
     "inspect_operations",

@@ -25,6 +25,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Literal
 
+from jurat.checks._guard import CAUSES, cause_of
 from jurat.checks._mathverify import math_verify_equal, math_verify_read, sympy_rational
 from jurat.errors import ValidationError
 from jurat.models import Frozen
@@ -95,8 +96,11 @@ _HASH_LINE = re.compile(r"^[ \t]*####[ \t]*(?P<span>[^\n]*)", re.MULTILINE)
 _A_LINE = re.compile(
     r"^[ \t]*(?:\*\*)?A(?:\*\*)?[ \t]*[:：](?:\*\*)?(?P<span>[^\n]*)", re.MULTILINE
 )
+# Linear by construction: no two unbounded runs of one class are adjacent. Written as
+# "[ \t]*(?:\*\*)?[ \t]*" (the same language), "answer" and n blanks backtracked n²/2 steps
+# (100,000 characters: minutes on the event loop that runs this pass).
 _ANSWER_WORD = re.compile(
-    r"\banswer(?:[ \t]+is)?[ \t]*(?:\*\*)?[ \t]*[:=：]|\banswer[ \t]+is\b", re.IGNORECASE
+    r"\banswer(?:[ \t]+is)?[ \t]*(?:\*\*[ \t]*)?[:=：]|\banswer[ \t]+is\b", re.IGNORECASE
 )
 # An inline answer ends at the end of its sentence or clause ("1,200" and "3.5" have no
 # space after their separator, so they are not cut).
@@ -195,6 +199,8 @@ NO_ANSWER_KINDS: tuple[tuple[str, str], ...] = (
     ("no final-answer marker", "no-marker"),
     ("conflicting final answers", "conflicting"),
     ("numbers follow the final answer", "revised"),
+    # The extractor itself gave up (``_guard``): the cause is the kind.
+    *((cause, cause) for cause in CAUSES),
 )
 
 
@@ -208,11 +214,28 @@ def no_answer_kind(reason: str) -> str:
 
 
 def extract_answer(text: str) -> Answer | str:
-    """The one final answer in ``text``, or the reason it was not confidently extracted."""
+    """The one final answer in ``text``, or the reason it was not confidently extracted.
+
+    The work is linear in the text, capped at ``MAX_TEXT_CHARS``; a failure of the
+    extractor is a reason too, whose kind (``no_answer_kind``) is its cause (``_guard``)."""
     if not isinstance(text, str):
         raise ValidationError(f"an answer must be a string, got {type(text).__name__}")
     if len(text) > MAX_TEXT_CHARS:
         return f"answer text longer than {MAX_TEXT_CHARS} characters"
+    try:
+        return _extract(text)
+    except Exception as exc:
+        # Whatever a text makes the extractor raise leaves the pair to the judge, with a
+        # named cause (its message could quote the text): never a settlement, never a
+        # run ended by one answer.
+        cause = cause_of(exc)
+        if cause is None:
+            raise
+        return f"{cause}: the extractor gave up on this text"
+
+
+def _extract(text: str) -> Answer | str:
+    """``extract_answer`` on a text within ``MAX_TEXT_CHARS``."""
     found = _find_spans(text)
     if isinstance(found, str):
         return found

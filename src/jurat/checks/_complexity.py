@@ -36,6 +36,7 @@ from typing import Any
 
 from radon.complexity import cc_visit_ast
 
+from jurat.checks._guard import bounded
 from jurat.checks._models import FunctionComplexity
 
 __all__ = ["CFG_POLICY", "function_complexity"]
@@ -223,17 +224,21 @@ def _graph_of(func: FunctionNode) -> FunctionComplexity:
     )
 
 
-def _functions(tree: ast.AST, prefix: str = "") -> list[tuple[str, FunctionNode]]:
+def _functions(tree: ast.AST) -> list[tuple[str, FunctionNode]]:
+    """Every function and method below ``tree`` with its qualified name, in source order;
+    an explicit stack, not recursion: it visits every node of the tree."""
     found: list[tuple[str, FunctionNode]] = []
-    for child in ast.iter_child_nodes(tree):
-        if isinstance(child, FunctionNode):
-            name = prefix + child.name
-            found.append((name, child))
-            found += _functions(child, name + ".<locals>.")
-        elif isinstance(child, ast.ClassDef):
-            found += _functions(child, prefix + child.name + ".")
-        else:
-            found += _functions(child, prefix)
+    # (node, the prefix of the names defined directly in it)
+    stack = [(child, "") for child in reversed(list(ast.iter_child_nodes(tree)))]
+    while stack:
+        node, prefix = stack.pop()
+        inner = prefix
+        if isinstance(node, FunctionNode):
+            found.append((prefix + node.name, node))
+            inner = prefix + node.name + ".<locals>."
+        elif isinstance(node, ast.ClassDef):
+            inner = prefix + node.name + "."
+        stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
     return found
 
 
@@ -249,8 +254,13 @@ def _radon_by_line(tree: ast.Module) -> dict[int, int]:
     return by_line
 
 
+@bounded
 def function_complexity(tree: ast.Module) -> tuple[FunctionComplexity, ...]:
-    """E, N, P and M for every function and method, in source order."""
+    """E, N, P and M for every function and method, in source order.
+
+    radon's visitor recurses about three frames per level and the graph builder once per
+    nested block: the parse step's depth bound (``_guard``) keeps its trees within reach;
+    a deeper tree from another caller is BeyondBounds."""
     radon = _radon_by_line(tree)
     results = []
     for name, func in _functions(tree):

@@ -16,8 +16,8 @@ settled only when
 
 The gate a receipt records (``AnswerCheck.to_gate``) treats ``b`` as reference material by
 default (docs/receipt-format.md, "Reference material"): it records ``a``'s reading, the
-comparison outcome and the sha256 of ``b``, never ``b``'s text, reading or anything the
-comparison learned about it beyond equal / different / not settled.
+comparison outcome and the keyed digest of ``b``, never ``b``'s text, reading or anything
+the comparison learned about it beyond equal / different / not settled.
 """
 
 from __future__ import annotations
@@ -80,9 +80,11 @@ class AnswerCheck(Frozen):
     a_reason: str | None = None
     """Why no final answer was extracted from ``a``; ``None`` when one was."""
     b_sha256: str = ""
-    """sha256 of ``b``'s UTF-8 bytes, the digest the pair's artifact digest is built from."""
+    """sha256 of ``b``'s UTF-8 bytes: the pair's artifact digest is built from it when ``b``
+    is not the reference (a gold ``b`` is bound by its keyed digest, ``to_gate``)."""
 
-    def to_gate(self, *, reference: bool = True) -> GateOutcome:
+    def to_gate(self, *, reference: bool = True,
+                reference_hmac: str | None = None) -> GateOutcome:
         """The ``equivalence.deterministic`` gate: pass (equal), fail (different) or skip.
 
         The answers are the judged party's text, and the gate is signed and published, so
@@ -90,7 +92,10 @@ class AnswerCheck(Frozen):
         canonical value (a number checked by the extractor), anchor, percent flag and
         written precision, and why one could not be read as a kind (``no_answer_kind``).
         With ``reference`` (the default: ``b`` is the gold answer), nothing read from ``b``
-        is recorded but ``b_sha256`` and the comparison's outcome. The fold reads only
+        is recorded but its digest and the comparison's outcome: ``reference_hmac``, its
+        keyed digest (``Artifact.reference_hmac``), which the runner always gives, since a
+        plain digest of a short gold answer is reversed by hashing guesses (issue 36);
+        without it, ``b_sha256`` as receipts recorded it before. The fold reads only
         ``outcome`` and ``tool``.
         """
         outcome: Literal["pass", "fail", "skip"]
@@ -106,8 +111,11 @@ class AnswerCheck(Frozen):
                 "a_value": self.a_value,
                 "a_answer": _reading(self.a_answer),
                 "reference": "b",
-                "reference_sha256": self.b_sha256,
             }
+            if reference_hmac is not None:
+                data["reference_hmac"] = reference_hmac
+            else:
+                data["reference_sha256"] = self.b_sha256
         else:
             detail = self._detail()
             data = {

@@ -8,11 +8,17 @@ only on the source, the rule set and the ruff version. ``--preview`` is part of
 the rule set: ruff ships pycodestyle's whitespace, indentation and blank-line
 rules (E1, E2, E3), the core of PEP 8, only as preview rules; with ruff pinned
 they are as reproducible as the stable ones.
+
+A large flat source can make ruff report a finding per few bytes (a 256 KiB list literal
+gives 130,000, about 100 MB of JSON): ruff writes one JSON object per line, read one at a
+time, so only each finding's code and place are kept. ruff has a time budget
+(``RUFF_TIMEOUT_S``); past it the lint gate is ``checker_timeout`` (``_guard``).
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re
 import shutil
@@ -22,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jurat.checks._guard import BeyondBounds
 from jurat.errors import ConfigError, DependencyError
 from jurat.models._base import Frozen
 
@@ -33,6 +40,8 @@ LINE_LENGTH = 79
 """PEP 8's maximum line length."""
 _SELECTOR = re.compile(r"^[A-Z]{1,4}[0-9]{0,4}$")
 _RULE_SET_VERSION = "jurat.lint/v1"
+RUFF_TIMEOUT_S = 60
+"""Seconds ruff may take on one candidate."""
 
 
 class LintFinding(Frozen):
@@ -89,7 +98,8 @@ def ruff_binary() -> tuple[str, str]:
 def run_ruff(
     source: str, *, selectors: Sequence[str], target: str, filename: str = "solution.py"
 ) -> tuple[LintFinding, ...]:
-    """Lint ``source`` read from stdin; DependencyError if ruff is missing or fails."""
+    """Lint ``source`` read from stdin; DependencyError if ruff is missing or fails,
+    BeyondBounds (``checker_timeout``) if it takes longer than ``RUFF_TIMEOUT_S``."""
     path, _ = ruff_binary()
     argv = [
         path,
@@ -99,7 +109,7 @@ def run_ruff(
         "--ignore-noqa",
         "--preview",
         "--output-format",
-        "json",
+        "json-lines",
         "--select",
         ",".join(selectors),
         "--line-length",
@@ -111,22 +121,29 @@ def run_ruff(
         "-",
     ]
     try:
-        done = subprocess.run(argv, input=source, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            argv, input=source, capture_output=True, text=True, timeout=RUFF_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as exc:
+        # The candidate's text made ruff slow: the gate's cause, not a missing tool.
+        raise BeyondBounds("checker_timeout", f"ruff took over {RUFF_TIMEOUT_S} s") from exc
     except (OSError, subprocess.SubprocessError) as exc:
         raise DependencyError(f"ruff did not run: {exc}") from exc
     if done.returncode not in (0, 1):
         raise DependencyError(f"ruff failed (exit {done.returncode}): {done.stderr.strip()[:300]}")
+    findings = [_finding(line) for line in io.StringIO(done.stdout) if line.strip()]
+    return tuple(sorted(findings, key=lambda f: (f.line, f.column, f.code)))
+
+
+def _finding(line: str) -> LintFinding:
+    """One line of ruff's ``json-lines`` output."""
     try:
-        raw: list[dict[str, Any]] = json.loads(done.stdout or "[]")
-    except ValueError as exc:
-        raise DependencyError(f"ruff printed unreadable JSON: {exc}") from exc
-    findings = [
-        LintFinding(
+        item: dict[str, Any] = json.loads(line)
+        return LintFinding(
             code=str(item.get("code") or "syntax"),
             message=str(item.get("message", "")),
             line=int(item["location"]["row"]),
             column=int(item["location"]["column"]),
         )
-        for item in raw
-    ]
-    return tuple(sorted(findings, key=lambda f: (f.line, f.column, f.code)))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise DependencyError(f"ruff printed unreadable JSON: {exc}") from exc

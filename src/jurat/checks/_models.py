@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from typing import Any, Literal, get_args
 
+from jurat.canonical import canonical_json
 from jurat.models._base import Frozen
 from jurat.models._evidence import EvidenceItem, GateOutcome
 from jurat.models._taint import Untrusted
@@ -13,6 +16,7 @@ __all__ = [
     "COVERAGE_ERRORS",
     "RUN_REASONS",
     "CaseOutcome",
+    "CheckRecord",
     "CheckReport",
     "CoverageError",
     "RunReason",
@@ -23,6 +27,7 @@ __all__ = [
     "CaseResult",
     "RunOutcome",
     "SandboxRun",
+    "Step",
 ]
 
 RunOutcome = Literal[
@@ -66,6 +71,9 @@ CoverageError = Literal["not_measured", "not_imported", "not_reported", "malform
 COVERAGE_ERRORS: frozenset[str] = frozenset(get_args(CoverageError))
 
 CHECK_SCHEMA = "jurat.check/v1"
+
+Step = tuple[GateOutcome, EvidenceItem | None]
+"""A gate outcome and the evidence supporting it (None when nothing was measured)."""
 
 
 class Finding(Frozen):
@@ -216,6 +224,29 @@ class MutantResult(Frozen):
     """The fine outcome of the mutant's test run."""
 
 
+class CheckRecord(Frozen):
+    """The operator's record of what the sandboxed gates measured, and its commitment."""
+
+    salt: str
+    """32 random hex digits: what makes ``sha256`` a commitment no dictionary can reverse."""
+    record: dict[str, Any]
+    """The measurements (schema ``jurat.check-record/v1``): per-test outcomes by index,
+    counts, the run's fine outcome and reason, resource use, coverage, mutants. Numbers and
+    enums only, never the tests' text; operator-only (docs/ledger-format.md)."""
+
+    @property
+    def sha256(self) -> str:
+        """The commitment the public gates carry: sha256 of the RFC 8785 JSON of
+        ``{"salt": salt, "record": record}``, lowercase hex."""
+        return hashlib.sha256(canonical_json({"salt": self.salt, "record": self.record})
+                              ).hexdigest()
+
+    @classmethod
+    def seal(cls, record: dict[str, Any]) -> CheckRecord:
+        """A fresh salt for ``record``."""
+        return cls(salt=secrets.token_hex(16), record=record)
+
+
 class CheckReport(Frozen):
     """The result of the deterministic checks for one candidate."""
 
@@ -232,8 +263,11 @@ class CheckReport(Frozen):
     reference_detail: tuple[Untrusted, ...] = ()
     """Operator-only detail that quotes the campaign's tests and the candidate's output
     (failure excerpts, test names, the run's output). Never in evidence, judge prompts,
-    receipts or anything a contributor reads; ``jurat check`` prints it, marked, for the
-    operator who holds the tests."""
+    receipts or anything a contributor reads, nor persisted; ``jurat check`` prints it,
+    marked, for the operator who holds the tests."""
+    record: CheckRecord | None = None
+    """Operator-only: what the sandboxed gates measured (checks/_measured.py). The ledger
+    keeps it (``checks_recorded``); the public gates carry only its commitment."""
 
     @property
     def ok(self) -> bool:
@@ -247,8 +281,9 @@ class CheckReport(Frozen):
                 return gate
         raise KeyError(gate_id)
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``jurat check --json`` document."""
+    def to_json(self, *, operator: bool = False) -> dict[str, Any]:
+        """The ``jurat check --json`` document; ``operator`` adds the measurements'
+        record (it holds what the candidate chose while it saw the hidden inputs)."""
         evidence: list[dict[str, Any]] = []
         if self.artifact_sha256 is not None:
             evidence.append(
@@ -273,4 +308,6 @@ class CheckReport(Frozen):
             "gates": [gate.model_dump(mode="json") for gate in self.gates],
             "evidence": evidence,
             "tool_versions": dict(self.tool_versions),
+            **({"record": self.record.model_dump(mode="json")}
+               if operator and self.record is not None else {}),
         }

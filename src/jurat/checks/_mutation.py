@@ -18,9 +18,9 @@ Operators:
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable, Iterator
 
+from jurat.checks._guard import bounded
 from jurat.models._base import Frozen
 
 __all__ = ["MUTATION_OPERATORS", "Mutant", "mutants"]
@@ -157,8 +157,16 @@ def _is_docstring(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return isinstance(node, ast.Constant) and isinstance(parent, ast.Expr)
 
 
+@bounded
 def mutants(tree: ast.Module, limit: int) -> tuple[Mutant, ...]:
-    """Up to ``limit`` mutants of ``tree``, deterministically chosen and ordered."""
+    """Up to ``limit`` mutants of ``tree``, deterministically chosen and ordered.
+
+    Each mutant is one node changed in place, unparsed, and changed back (``tree`` is as
+    given when this returns or raises; no other thread may read it meanwhile): a copy of
+    the whole tree per mutant cost a large flat candidate minutes. ``ast.unparse``
+    recurses up to six frames per level: the parse step's depth bound (``_guard``) keeps
+    its trees within reach; a deeper tree from another caller is BeyondBounds.
+    """
     nodes = _walk(tree)
     parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
     sites = [
@@ -171,17 +179,22 @@ def mutants(tree: ast.Module, limit: int) -> tuple[Mutant, ...]:
         sites = [sites[i * len(sites) // limit] for i in range(limit)] if limit else []
     out: list[Mutant] = []
     for index, op, apply, text in sites:
-        clone = copy.deepcopy(tree)
-        target = _walk(clone)[index]
-        apply(target)
-        ast.fix_missing_locations(clone)
+        target = nodes[index]
+        # Every applier replaces fields of the target node only: their old values restore it.
+        saved = {name: getattr(target, name) for name in target._fields if hasattr(target, name)}
+        try:
+            apply(target)
+            source = ast.unparse(tree) + "\n"
+        finally:
+            for name, value in saved.items():
+                setattr(target, name, value)
         out.append(
             Mutant(
                 operator=op,
                 line=getattr(target, "lineno", 0),
                 col=getattr(target, "col_offset", 0),
                 description=text,
-                source=ast.unparse(clone) + "\n",
+                source=source,
             )
         )
     return tuple(out)

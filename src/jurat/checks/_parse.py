@@ -3,6 +3,11 @@
 ``ast.parse`` never executes the candidate. ``feature_version`` makes the
 parser reject syntax newer than the declared version (it is best effort:
 CPython documents that not every newer construct is refused).
+
+The parser is the first reader of the candidate's text, so the bounds every later walker
+relies on are applied here (``_guard``): a source over ``MAX_SOURCE_BYTES`` is not parsed,
+and a tree nested deeper than ``MAX_AST_DEPTH``, or too deep for CPython's own parser, is
+``BeyondBounds``, never a tree a walker could recurse through.
 """
 
 from __future__ import annotations
@@ -11,12 +16,17 @@ import ast
 import re
 import sys
 
+from jurat.checks._guard import BeyondBounds, check_depth, check_size
 from jurat.errors import ConfigError
 from jurat.models._base import Frozen
 
 __all__ = ["ParseError", "declared_version", "parse_candidate"]
 
 _VERSION = re.compile(r"^3\.(\d{1,2})$")
+#: CPython's messages for its tokenizer's fixed nesting limits (200 brackets, 100
+#: indentation levels): the source is too deep for this parser, which says nothing of its
+#: syntax.
+_NESTING_LIMITS = ("too many nested parentheses", "too many levels of indentation")
 
 
 class ParseError(Frozen):
@@ -58,11 +68,25 @@ def declared_version(version: str) -> tuple[int, int]:
 def parse_candidate(
     source: str, version: str, filename: str = "solution.py"
 ) -> tuple[ast.Module | None, ParseError | None]:
-    """Parse ``source``; exactly one of (tree, error) is None."""
+    """Parse ``source``; exactly one of (tree, error) is None.
+
+    BeyondBounds (``input_too_large``, ``input_too_deep``) when the source is beyond what
+    the checks read: it is neither a tree nor a syntax error."""
     feature = declared_version(version)
+    check_size(source)
     try:
         tree = ast.parse(source, filename=filename, feature_version=feature)
+    except RecursionError as exc:
+        # "maximum recursion depth exceeded during ast construction": a tree deeper than
+        # the interpreter turns into objects.
+        raise BeyondBounds("input_too_deep", "too deep for Python's parser") from exc
+    except MemoryError as exc:
+        # 3.11's parser reports its own stack overflowing (nesting past its MAXSTACK) as a
+        # bare MemoryError; the source is within MAX_SOURCE_BYTES, so it is the nesting.
+        raise BeyondBounds("input_too_deep", "too deep for Python's parser") from exc
     except SyntaxError as exc:
+        if str(exc.msg) in _NESTING_LIMITS:
+            raise BeyondBounds("input_too_deep", "too deep for Python's parser") from exc
         return None, ParseError(
             message=str(exc.msg),
             line=int(exc.lineno or 0),
@@ -72,4 +96,5 @@ def parse_candidate(
     except ValueError as exc:
         # 3.11 raises ValueError, not SyntaxError, for NUL bytes in the source.
         return None, ParseError(message=str(exc), line=1, column=1)
+    check_depth(tree)
     return tree, None

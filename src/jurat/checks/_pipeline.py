@@ -25,32 +25,42 @@ from typing import TypedDict, Unpack
 
 from jurat.canonical import sha256_digest
 from jurat.checks._complexity import CFG_POLICY
+from jurat.checks._guard import guarded, guarded_pair
 from jurat.checks._lint import ruff_binary
-from jurat.checks._models import CheckReport
+from jurat.checks._measured import (
+    FORGEABLE_GATES,
+    check_record,
+    measure,
+    measured_gates,
+    reference_detail,
+)
+from jurat.checks._models import CheckRecord, CheckReport, Step
 from jurat.checks._mutation import MUTATION_OPERATORS
 from jurat.checks._policy import IMPORT_POLICIES
 from jurat.checks._sandbox import SANDBOX_PROTOCOL, runtime
 from jurat.checks._steps import (
     Plan,
-    Step,
-    reference_detail,
     step_complexity,
-    step_coverage,
     step_imports,
     step_lint,
-    step_mutation,
     step_parse,
-    step_properties,
-    step_tests,
 )
 from jurat.errors import ConfigError, DependencyError, SandboxError
-from jurat.models import DEFAULT_HARD_GATES, PYTHON_GATES
+from jurat.models import (
+    DEFAULT_HARD_GATES,
+    GATE_COMPLEXITY,
+    GATE_LINT_RUFF,
+    GATE_PYTHON_IMPORTS,
+    GATE_PYTHON_PARSE,
+    PYTHON_GATES,
+)
 from jurat.models._checks import PythonChecks
 from jurat.models._evidence import EvidenceItem, GateOutcome
 from jurat.models._taint import Untrusted
 
 __all__ = [
     "DEFAULT_HARD_GATES",
+    "forgeable_refusal",
     "GATE_IDS",
     "CheckPool",
     "cores",
@@ -70,6 +80,7 @@ def _report(
     hard_gates: Sequence[str],
     artifact_sha256: str,
     detail: tuple[Untrusted, ...] = (),
+    record: CheckRecord | None = None,
 ) -> CheckReport:
     hard = list(dict.fromkeys(hard_gates))
     gates: list[GateOutcome] = []
@@ -91,6 +102,7 @@ def _report(
         artifact_sha256=artifact_sha256,
         tool_versions=tool_versions(),
         reference_detail=detail,
+        record=record,
     )
 
 
@@ -117,22 +129,35 @@ def run_checks(
     import the candidate as ``config.module``. Raises ConfigError for bad
     input before anything runs; a sandbox that cannot be created is reported
     as ``tests.pass`` = error / ``sandbox_error`` and nothing runs on the host.
+
+    What the hidden tests' run measured is the report's ``record`` (operator-only);
+    its gates show only what the candidate cannot choose (checks/_measured.py).
     """
     plan = Plan(source, tests, config)
     if isinstance(hard_gates, str):
         raise ConfigError("hard_gates must be a list of gate ids, not one string")
-    tree, parse = step_parse(source, config)
-    imports = step_imports(tree, config)
-    lint = step_lint(source, tree, plan)
-    run, tested = step_tests(source, tree, plan, config)
-    coverage = step_coverage(run, plan, config)
-    properties = step_properties(run, plan)
-    complexity = step_complexity(tree)
-    mutation = step_mutation(tree, run, plan, config)
+    forgeable = [gate for gate in hard_gates if gate in FORGEABLE_GATES]
+    if forgeable:
+        raise ConfigError(forgeable_refusal(forgeable[0]))
+    # A checker's failure on this input is its gate's error, never the run's (_guard).
+    tree, parse = guarded_pair(GATE_PYTHON_PARSE, step_parse, source, config)
+    imports = guarded(GATE_PYTHON_IMPORTS, step_imports, tree, config)
+    lint = guarded(GATE_LINT_RUFF, step_lint, source, tree, plan)
+    measured = measure(source, tree, plan, config)
+    record = check_record(measured, plan)
+    tested, coverage, properties, mutation = measured_gates(measured, record, plan, config)
+    complexity = guarded(GATE_COMPLEXITY, step_complexity, tree)
     steps = [parse, imports, lint, tested, coverage, properties, complexity, mutation]
-    return _report(
-        steps, hard_gates, artifact_sha256 or sha256_digest(source), reference_detail(run)
-    )
+    return _report(steps, hard_gates, artifact_sha256 or sha256_digest(source),
+                   reference_detail(measured.run), record)
+
+
+def forgeable_refusal(gate: str) -> str:
+    """Why ``gate`` cannot be a hard gate, and the fix (docs/checks.md)."""
+    return (f"{gate} is measured where the candidate can steer it (its own process, or "
+            "mutants it can tell apart), so it cannot be a hard gate: a candidate would "
+            "pass it by reporting what it likes (fix: remove it from hard_gates; its "
+            "figures stay in the operator's record)")
 
 
 def cores() -> int:

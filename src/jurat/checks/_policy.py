@@ -12,6 +12,7 @@ import ast
 import builtins
 from fnmatch import fnmatchcase
 
+from jurat.checks._guard import bounded
 from jurat.checks._models import Finding
 from jurat.errors import ConfigError
 from jurat.models._base import Frozen
@@ -239,8 +240,12 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return bound
 
 
+@bounded
 def inspect_operations(tree: ast.Module, policy: ImportPolicy) -> tuple[Finding, ...]:
-    """Every policy finding in source order."""
+    """Every policy finding in source order.
+
+    The visitor recurses twice per level: the parse step's depth bound (``_guard``) keeps
+    its trees within reach; a deeper tree from another caller is BeyondBounds."""
     inspector = _Inspector(policy, _bound_names(tree))
     inspector.visit(tree)
     return tuple(sorted(inspector.findings, key=lambda f: (f.line, f.col, f.rule, f.name)))

@@ -1,6 +1,6 @@
 """A candidate's tests in two bubblewrap sandboxes (seed 000, "Code correctness pipeline", 4).
 
-Host side of protocol ``jurat.sandbox/v2``; the threat model is written down
+Host side of protocol ``jurat.sandbox/v3``; the threat model is written down
 in docs/design.md ("The code sandbox"). Each run starts two sandboxes:
 
 * the **candidate sandbox** (``_sandbox_candidate.py``) holds the candidate's
@@ -54,7 +54,7 @@ from jurat.models._checks import Limits
 
 __all__ = ["SANDBOX_PROTOCOL", "Runtime", "run_tests", "runtime"]
 
-SANDBOX_PROTOCOL = "jurat.sandbox/v2"
+SANDBOX_PROTOCOL = "jurat.sandbox/v3"
 SANDBOX_UID = "65534"
 WORKDIR = "/work"
 _PY_DIR = "/opt/jurat/python"
@@ -319,11 +319,14 @@ def run_tests(
     limits: Limits | None = None,
     coverage: bool = True,
     hypothesis: bool = False,
+    objects: Sequence[str] = (),
 ) -> SandboxRun:
     """Run pytest on ``tests`` (names in ``files``) against ``files[module + ".py"]``.
 
     The candidate module goes into the candidate sandbox alone; every other
-    file goes into the tests sandbox. Raises SandboxError when a sandbox
+    file goes into the tests sandbox. ``objects``: the candidate's classes whose
+    instances the tests may hold (every other value crosses as plain data only).
+    Raises SandboxError when a sandbox
     cannot be created (bwrap missing, namespaces refused, cgroups
     unavailable); every other ending, including timeouts and limit hits, is a
     SandboxRun outcome.
@@ -347,6 +350,7 @@ def run_tests(
         "sites": sites,
         "coverage": coverage,
         "hypothesis": hypothesis,
+        "objects": list(objects),
         "limits": rlimits,
     }
     candidate_config = {

@@ -1,11 +1,12 @@
-"""The program that hosts the candidate inside *its own* sandbox (protocol ``jurat.sandbox/v2``).
+"""The program that hosts the candidate inside *its own* sandbox (protocol ``jurat.sandbox/v3``).
 
 Started by the bootstrap in ``_sandbox.py`` with ``--control FD --rx FD --tx FD``. It
 writes the candidate module into its private tmpfs, applies the rlimits,
 optionally starts coverage, imports the module and then answers requests
-from the trusted test process: look up a name, call a handle, a few special
-methods (``len``, ``getitem``, ``contains``, ``bool``, ``str``, ``iter``,
-``next``), and ``finish`` (coverage summary, then exit).
+from the trusted test process: look up a name, call a handle (and report the
+arguments again when the call changed them), a declared object's special methods
+(``len``, ``getitem``, ``contains``, ``bool``, ``str``, and ``iter``, which
+answers with the items as one list), and ``finish`` (coverage summary, then exit).
 
 Nothing here is trusted. This process runs contributor code that can
 replace any of it, so it holds no verdict, no test source and no secret:
@@ -17,6 +18,7 @@ to be correct for honest candidates.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import sys
@@ -33,11 +35,14 @@ else:
 
 WORKDIR = "/work"
 MESSAGE_CHARS = 2000
+#: Items a declared object's iteration may yield; the trusted side's decoder has its own
+#: bound on parts, this one keeps an endless iterator from running forever here.
+MAX_ITEMS = 100_000
 _SPECIAL = {
     "len": len,
     "bool": bool,
     "str": str,
-    "iter": iter,
+    "iter": lambda obj: list(itertools.islice(iter(obj), MAX_ITEMS + 1)),
     "getitem": lambda obj, key: obj[key],
     "contains": lambda obj, key: key in obj,
 }
@@ -114,26 +119,34 @@ def serve(rx: int, tx: int, registry: Registry, coverage: Any) -> None:
         try:
             target = registry.objects[int(request["ref"])]
             if op == "get":
-                result = getattr(target, str(request["name"]))
+                reply = {"ok": encode(getattr(target, str(request["name"])), registry.register)}
             elif op == "call":
-                args = registry.resolve(["l", *request["args"]])
-                kwargs = registry.resolve(["d", *request["kwargs"]])
-                result = target(*args, **kwargs)
-            elif op == "next":
-                try:
-                    result = next(target)
-                except StopIteration:
-                    write_frame(tx, {"stop": True})
-                    continue
+                reply = _call(target, request, registry)
             elif op in _SPECIAL:
                 extra = [registry.resolve(a) for a in request.get("args", [])]
                 result = _SPECIAL[op](target, *extra)  # type: ignore[operator]
+                reply = {"ok": encode(result, registry.register)}
             else:
                 raise ValueError(f"unknown operation {op!r}")
-            reply = {"ok": encode(result, registry.register)}
         except BaseException as exc:  # noqa: B036 - everything the candidate raises is data
             reply = {"raise": _error(exc, registry)}
         write_frame(tx, reply)
+
+
+def _call(target: Any, request: dict[str, Any], registry: Registry) -> dict[str, Any]:
+    """Call ``target`` with the arguments as data; report them again if the call changed
+    them, so the trusted side sees in-place changes as a local call would."""
+    args = registry.resolve(["l", *request["args"]])
+    kwargs = registry.resolve(["d", *request["kwargs"]])
+    result = target(*args, **kwargs)
+    reply: dict[str, Any] = {"ok": encode(result, registry.register)}
+    after = [encode(a, registry.register) for a in args]
+    if after != request["args"]:
+        reply["after"] = after
+    kwafter = [[key, encode(value, registry.register)] for key, value in kwargs.items()]
+    if kwafter != [[k, v] for k, v in request["kwargs"]]:
+        reply["kwafter"] = kwafter
+    return reply
 
 
 def _coverage_summary(cov: Any) -> Any:

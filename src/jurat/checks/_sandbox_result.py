@@ -47,7 +47,8 @@ __all__ = ["MAX_MISSING_LINES", "Ending", "Reading", "classify", "exception_kind
 MAX_MISSING_LINES = 200
 #: Exception names the harness itself raises (``_sandbox_proxy``, pytest's outcomes).
 _HARNESS_EXCEPTIONS = frozenset(
-    {"CandidateError", "CandidateGone", "Failed", "Skipped", "XFailed", "Exit", "OutcomeException"}
+    {"CandidateError", "CandidateGone", "NotPlainData", "Failed", "Skipped", "XFailed", "Exit",
+     "OutcomeException"}
 )
 _BUILTIN_EXCEPTIONS = frozenset(
     name for name, value in vars(builtins).items()

@@ -1,13 +1,15 @@
-"""The trusted test program, run inside the *tests* sandbox (protocol ``jurat.sandbox/v2``).
+"""The trusted test program, run inside the *tests* sandbox (protocol ``jurat.sandbox/v3``).
 
 Started by the bootstrap in ``_sandbox.py`` with ``--control FD --result FD --rx FD --tx FD``.
 No candidate code ever runs in this process or this sandbox: the candidate
 lives in a second sandbox (``_sandbox_candidate.py``) and is reached only
 through the pipe pair ``--tx``/``--rx``, over which only plain data crosses
-(``_sandbox_wire.py``). The candidate module seen by the tests is a proxy:
-``from solution import add`` yields a handle whose calls send the arguments as
-data and decode the result into fresh built-in objects, so ``assert add(1, 2)
-== 3`` compares built-ins here, where the candidate cannot reach.
+(``_sandbox_wire.py``). The candidate module seen by the tests is a proxy
+(``_sandbox_proxy.py``): ``from solution import add`` yields a handle whose only
+operation is a call, which sends the arguments as data and decodes the result into
+fresh built-in objects (anything but plain data, or an object of a class the task
+declared, fails the test), so ``assert add(1, 2) == 3`` compares built-ins here,
+where the candidate cannot reach.
 
 Two processes, so that the verdict never depends on how the test run ends:
 
@@ -42,7 +44,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
-PROTOCOL = "jurat.sandbox/v2"
+PROTOCOL = "jurat.sandbox/v3"
 WORKDIR = "/work"
 PR_SET_DUMPABLE = 4
 MAX_EVENT_BYTES = 4 * 1024 * 1024
@@ -364,7 +366,8 @@ def _child(config: dict[str, Any], fd: int, token: str, channel: tuple[int, int]
         sys.path[:0] = [WORKDIR, *config["sites"]]
         sys.dont_write_bytecode = True
 
-        candidate = Candidate(channel[0], channel[1], config["module"])
+        candidate = Candidate(channel[0], channel[1], config["module"],
+                              frozenset(config.get("objects", ())))
         run_pytest(config, emitter, WORKDIR, candidate)
     except BaseException as exc:  # noqa: B036 - report whatever stopped the run
         try:

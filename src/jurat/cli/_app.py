@@ -68,6 +68,11 @@ def run(
         "reusing its capture; new bytes are a new policy, refused for a campaign the ledger "
         "already holds (give it a new \\[campaign] id).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    show_hidden_tests: Annotated[bool, typer.Option(
+        "--show-hidden", help="Print the hidden tests' detail under the summary: "
+        "which tests failed and how, their names, parameters and assertion lines, and what "
+        "the candidate returned. For the operator's own terminal: a CI log is public, so "
+        "without this flag none of it is printed.")] = False,
     workers: Annotated[int | None, typer.Option(
         "--workers", min=1, help="Processes that share the run (default: one per core, at "
         "most 4, for campaigns of 256 artifacts or more; 1 with --telemetry). Each gets its "
@@ -108,7 +113,7 @@ def run(
     from jurat.runner import RunOptions, Selection
 
     options = RunOptions(out_dir=out, ledger_url=ledger, key_path=key, telemetry_path=telemetry,
-                         quiet=quiet, workers=workers,
+                         quiet=quiet, workers=workers, show_hidden_tests=show_hidden_tests,
                          selection=Selection(limit=limit, only=tuple(only or ())))
     finish(lambda: run_command(campaign, options, log_key=log_key, executor=executor,
                                ray_address=ray_address, rotate_key=rotate_key,
@@ -143,6 +148,13 @@ def verify(
         "--log-key", help="The log's public key (jurat-log.pub) that checks --checkpoint's "
         "signature (default: <stem>-log.pub beside --key, else jurat-log.pub in the config "
         "dir).")] = None,
+    reference: Annotated[Path | None, typer.Option(
+        "--reference", help="A reference answer's file (a criteria target, an equivalence "
+        "pair's b), its exact bytes: checks the receipt's keyed reference digests, with "
+        "--reference-key; --artifact may then be a pair's a.")] = None,
+    reference_key: Annotated[Path | None, typer.Option(
+        "--reference-key", help="The campaign's reference key "
+        "(.jurat/<campaign id>.reference.key beside the campaign file).")] = None,
 ) -> None:
     """Verify receipts offline in numbered steps: signature, subject, re-derivation.
 
@@ -155,7 +167,7 @@ def verify(
 
     finish(lambda: verify_command(
         receipts, key, checkpoint, artifact=artifact, artifact_digest=artifact_digest,
-        log_key=log_key))
+        log_key=log_key, reference=reference, reference_key=reference_key))
 
 
 @app.command()
@@ -237,6 +249,11 @@ def check(
     campaign: Annotated[Path | None, typer.Option(
         "--campaign", help="Check as `jurat run` would for this campaign: its \\[checks.python] "
         "(tests, module, limits, imports, lint) and its rubric.hard_gates.")] = None,
+    show_hidden_tests: Annotated[bool, typer.Option(
+        "--show-hidden", help="With --campaign, print what the hidden tests' run "
+        "measured and quoted (which tests failed and how, names, assertion lines, output); "
+        "without this flag only the gates' outcomes, as a CI log is public. Tests given "
+        "with --tests are the caller's own: always shown.")] = False,
 ) -> None:
     """Run the deterministic checks alone; exit 0 pass, 2 a required gate failed, 3 input.
 
@@ -245,7 +262,8 @@ def check(
     """
     from jurat.cli._check import check_command
 
-    finish(lambda: check_command(candidate, tests, limits, as_json, campaign=campaign))
+    finish(lambda: check_command(candidate, tests, limits, as_json, campaign=campaign,
+                                 show_hidden=show_hidden_tests))
 
 
 @app.command()

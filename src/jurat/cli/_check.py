@@ -32,6 +32,7 @@ from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
 from jurat.errors import ConfigError
+from jurat.explain import record_lines
 from jurat.models import (
     DEFAULT_HARD_GATES,
     GATE_PYTHON_PARSE,
@@ -184,9 +185,15 @@ def _with_campaign(candidate: Path, campaign_path: Path) -> _Plan:
 
 def check_command(
     candidate: Path, tests: Path | None, limits: str | None, as_json: bool,
-    *, campaign: Path | None = None,
+    *, campaign: Path | None = None, show_hidden: bool = False,
 ) -> ExitCode:
-    """``jurat check``: print a table or the JSON document; return the exit status."""
+    """``jurat check``: print a table or the JSON document; return the exit status.
+
+    What the tests' run measured and quoted (which tests failed and how, their names and
+    assertion lines, the candidate's output) is printed for tests given on the command line,
+    which are the caller's own; a campaign's tests are hidden tests, and their detail is
+    printed only with ``show_hidden`` (``--show-hidden``): a CI log is public.
+    """
     try:
         if campaign is None:
             plan = _standalone(Path(candidate), tests, limits)
@@ -204,14 +211,15 @@ def check_command(
         )
     except ConfigError as exc:  # bad input, or a missing sandbox tool: nothing was run
         return print_error(exc, code=ExitCode.INPUT)
+    operator = campaign is None or show_hidden
     if as_json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.to_json(operator=operator), indent=2, ensure_ascii=False))
     else:
-        _print_table(report, Path(candidate), plan.why)
+        _print_table(report, Path(candidate), plan.why, operator=operator)
     return ExitCode.OK if report.ok else ExitCode.REJECT
 
 
-def _print_table(report: CheckReport, candidate: Path, why: str) -> None:
+def _print_table(report: CheckReport, candidate: Path, why: str, *, operator: bool) -> None:
     console = Console(emoji=False, highlight=False)
     table = Table(title=f"jurat check {shown(candidate)}")
     for column in ("gate", "outcome", "required", "tool", "detail", "evidence"):
@@ -235,8 +243,17 @@ def _print_table(report: CheckReport, candidate: Path, why: str) -> None:
         elif gate.outcome == "error":
             message = escape(str(gate.data.get("message", gate.detail)))
             console.print(f"[bold]{gate.id}[/bold]: {message}")
-    for block in report.reference_detail:
-        console.print(block.for_operator(), markup=False)
+    if operator:
+        if report.record is not None:
+            for line in record_lines(report.record.record):
+                console.print(line, markup=False, soft_wrap=True)
+        for block in report.reference_detail:
+            console.print(block.for_operator(), markup=False)
+    elif report.record is not None or report.reference_detail:
+        console.print("hidden-test detail withheld (which tests failed and how, their names "
+                      "and assertion lines): this output may be a public CI log; add "
+                      "--show-hidden on the operator's own terminal to print it",
+                      markup=False, soft_wrap=True)
     required = [gate.id for gate in report.gates if gate.required]
     # A required gate these checks do not record can never pass: it is listed too.
     required += [g for g in report.required_failed if g not in required]

@@ -263,7 +263,8 @@ def run_command(campaign_path: Path, options: RunOptions, *, log_key: Path | Non
             out = wide_console()
             tally = done.tally
             # Worker processes write their receipts' proofs meanwhile.
-            health = print_summary(tally, out, campaign)
+            health = print_summary(tally, out, campaign,
+                                   show_hidden=options.show_hidden_tests)
             found = verdicts(campaign, tally)
             print_verdicts(found, out)
             left = not_selected_line(options.selection, inventory.count, inventory.total)

@@ -26,11 +26,15 @@ __all__ = ["print_summary"]
 _LINE_CHARS = 240
 
 
-def print_summary(tally: RunTally, console: Console, campaign: Campaign) -> list[JudgeHealth]:
+def print_summary(tally: RunTally, console: Console, campaign: Campaign, *,
+                  show_hidden: bool = False) -> list[JudgeHealth]:
     """Print the summary of a run; returns the judges' health (the exit status reads it).
 
     A large run shows the rows ``tally`` kept (those with reasons first) and counts the
-    rest; the counts below the table cover every artifact.
+    rest; the counts below the table cover every artifact. Hidden-test lines (``Line.
+    reference``: the tests' names, assertion lines, what the candidate did while it held
+    their inputs) are printed only with ``show_hidden`` (``--show-hidden``): this
+    output is often a public CI log (issue 36).
     """
     policy = campaign.policy
     rows = tally.rows
@@ -49,17 +53,26 @@ def print_summary(tally: RunTally, console: Console, campaign: Campaign) -> list
                       "receipt, and `jurat report` shows them all", highlight=False)
     explained = [row for row in rows if row.reasons]
     if explained:
-        quoting = any(line.reference for row in explained for line in row.reasons)
+        withheld = 0 if show_hidden else sum(
+            1 for row in explained for line in row.reasons if line.reference)
+        quoting = show_hidden and any(line.reference for row in explained
+                                      for line in row.reasons)
         lines = ["reasons, root cause first" + (
-            " (› quotes the campaign's tests: shown here only, never in receipts, the "
-            "ledger, telemetry or the report)" if quoting else "")]
+            " (› is hidden-test detail: shown here only, never in receipts, the board, "
+            "telemetry or the report)" if quoting else "")]
         for row in explained:
             lines.append(f"  {shown(row.artifact)}  "
                          f"{terminal_markup(shown(row.outcome), row.tone)}")
             for line in row.reasons:
+                if line.reference and not show_hidden:
+                    continue
                 mark = "› " if line.reference else ""
                 indent = "    " + "  " * line.depth
                 lines.append(indent + mark + shown(line.text, _LINE_CHARS))
+        if withheld:
+            lines.append(f"hidden-test detail withheld ({withheld} lines: which tests failed "
+                         "and how): this output may be a public CI log; add "
+                         "--show-hidden on the operator's own terminal to print it")
         # One print: a print per line cost a large run's summary a few hundredths of a second.
         console.print("\n".join(lines), highlight=False)
     health = tally.health()

@@ -10,6 +10,11 @@ One receipt prints its numbered steps. Several (``PATH…``, a directory meaning
 asks which receipt is about that artifact: each receipt is verified in full, the ones about
 it are named, and the command holds only if every receipt verified and at least one is
 about it (docs/receipt-format.md §7).
+
+Reference material is bound by keyed digests (docs/receipt-format.md §11): ``--reference
+FILE --reference-key KEY`` (the campaign's ``.jurat/<id>.reference.key``) checks them, and
+with them ``--artifact`` may be a pair's ``a``. Without them a receipt that records one
+verifies all the same, and the last line says that the reference binding was not checked.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from jurat.cli._keys import (
 )
 from jurat.cli._text import shown
 from jurat.errors import ConfigError, JuratError
+from jurat.models._artifact import pair_digest
 from jurat.receipts import (
     MAX_BUNDLE_BYTES,
     STEPS,
@@ -101,7 +107,38 @@ def _expected_digest(artifact: Path | None, artifact_digest: str | None) -> str 
     return digest.hexdigest()
 
 
-def _about(report: VerifyReport, expected: str | None, artifact: Path | None) -> str:
+def _reference_hmac(reference: Path | None, reference_key: Path | None) -> str | None:
+    """The keyed digest of ``--reference``'s bytes under ``--reference-key``, or None when
+    neither is given. Raises ConfigError when one comes without the other or a file cannot
+    be read (nothing is verified)."""
+    if reference is None and reference_key is None:
+        return None
+    if reference is None or reference_key is None:
+        raise ConfigError("--reference and --reference-key check a receipt's reference "
+                          "binding together (fix: give both: the reference answer's file and "
+                          "the campaign's .jurat/<campaign id>.reference.key)")
+    from jurat.campaign import read_reference_key  # only here: verify starts without it
+
+    key = read_reference_key(reference_key)
+    try:
+        data = reference.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read reference {reference}: {exc.strerror or exc}") from exc
+    return key.digest(data)
+
+
+def _reference_note(report: VerifyReport) -> str:
+    """What the last line adds about the reference binding (empty when there is none)."""
+    if report.reference_checked is True:
+        return "; reference binding checked with --reference-key"
+    if report.reference_checked is False:
+        return ("; reference binding NOT checked (it is keyed: give --reference FILE "
+                "--reference-key KEY, the campaign's reference key)")
+    return ""
+
+
+def _about(report: VerifyReport, expected: str | None, artifact: Path | None,
+           reference_hmac: str | None = None) -> str:
     """The end of the last line: which artifact the receipt is about, and whether it was
     compared with the one the user holds."""
     if report.artifact_id is None or report.artifact_sha256 is None:
@@ -110,6 +147,9 @@ def _about(report: VerifyReport, expected: str | None, artifact: Path | None) ->
     if expected is None:
         return about + " (not compared with any artifact: pass --artifact FILE)"
     given = f"--artifact {escape(str(artifact))}" if artifact is not None else "--artifact-digest"
+    if reference_hmac is not None and report.artifact_sha256 == pair_digest(
+            expected, reference_hmac):
+        return f"{about}, the pair of {given} (its a) and --reference (its b)"
     if report.artifact_sha256 != expected:
         return f"{about}, NOT the digest of {given}"
     return f"{about}, the digest of {given}"
@@ -182,9 +222,12 @@ def verify_command(
     artifact_digest: str | None = None,
     log_key: Path | None = None,
     inclusion: InclusionCheck | None = None,
+    reference: Path | None = None,
+    reference_key: Path | None = None,
 ) -> ExitCode:
     """``jurat verify PATH… [--key PUB] [--artifact FILE | --artifact-digest sha256:HEX]
-    [--checkpoint CP [--log-key LOGPUB]]``: OK iff every step of every receipt held.
+    [--reference FILE --reference-key KEY] [--checkpoint CP [--log-key LOGPUB]]``: OK iff
+    every step of every receipt held.
 
     Without ``key``, the default public key next to the default signing key is used.
     ``artifact`` (a file, hashed) and/or ``artifact_digest``: with one receipt, step 5 also
@@ -193,7 +236,8 @@ def verify_command(
     ``proof_path_for(receipt)`` beside each receipt and the log's public key (``log_key``,
     else ``<stem>-log.pub`` beside ``key``, else the default ``jurat-log.pub``); it calls
     ``inclusion`` (default: ``jurat.ledger.verify_receipt_inclusion`` with that key), which
-    returns a detail line or raises a JuratError.
+    returns a detail line or raises a JuratError. ``reference`` and ``reference_key`` (one
+    receipt only): step 5 also checks the receipt's keyed reference digests.
     """
     console = _console()
     paths = [Path(receipt)] if isinstance(receipt, str | Path) else [Path(p) for p in receipt]
@@ -210,13 +254,19 @@ def verify_command(
     try:
         public_key = load_public_key(key_path)
         expected = _expected_digest(artifact, artifact_digest)
+        reference_hmac = _reference_hmac(reference, reference_key)
+        one = len(paths) == 1 and len(receipts) == 1 and not paths[0].is_dir()
+        if reference_hmac is not None and not one:
+            raise ConfigError("--reference checks one receipt's reference binding (fix: name "
+                              "the one receipt about that reference)")
         anchor = _checkpoint(console, checkpoint, log_key, key, inclusion)
     except ConfigError as exc:
         return print_error(exc)
-    if len(paths) == 1 and len(receipts) == 1 and not paths[0].is_dir():
+    if one:
         if _is_qualification(receipts[0]):
             return _verify_qualification(console, receipts[0], public_key)
-        return _verify_one(console, receipts[0], public_key, expected, artifact, anchor)
+        return _verify_one(console, receipts[0], public_key, expected, artifact, anchor,
+                           reference_hmac)
     return _verify_many(console, receipts, public_key, expected, artifact, anchor)
 
 
@@ -270,14 +320,16 @@ def _outcome(report: VerifyReport) -> str:
 
 
 def _verify_one(console: Console, receipt: Path, public_key: PublicKey, expected: str | None,
-                artifact: Path | None, anchor: _Checkpoint | None) -> ExitCode:
+                artifact: Path | None, anchor: _Checkpoint | None,
+                reference_hmac: str | None = None) -> ExitCode:
     """One receipt: every numbered step, then the last line naming the artifact."""
     try:
         bundle_bytes = _read(receipt)
     except ConfigError as exc:
         return print_error(exc)
     console.print(f"verifying {escape(str(receipt))} with key {public_key_hint(public_key)}")
-    report = verify_bundle(bundle_bytes, public_key, artifact_sha256=expected)
+    report = verify_bundle(bundle_bytes, public_key, artifact_sha256=expected,
+                           reference_hmac=reference_hmac)
     _print_steps(console, report)
     ok = report.ok
     included: VerifyStep | None = None
@@ -285,11 +337,11 @@ def _verify_one(console: Console, receipt: Path, public_key: PublicKey, expected
         included = anchor.step(bundle_bytes, receipt)
         _print_step(console, included)
         ok = included.ok and ok
-    about = _about(report, expected, artifact)
+    about = _about(report, expected, artifact, reference_hmac)
     if ok:
         console.print(
             f"[green]verified[/]: {_outcome(report)} \u2014 {about}; "
-            f"receipt sha256:{receipt_digest(bundle_bytes)}"
+            f"receipt sha256:{receipt_digest(bundle_bytes)}{_reference_note(report)}"
         )
         return ExitCode.OK
     failed = report.failed or included
@@ -333,8 +385,10 @@ def _verify_many(console: Console, receipts: Sequence[Path], public_key: PublicK
         if failure is None and report.ok:
             verified += 1
             logged = "; in the log under --checkpoint" if anchor is not None else ""
+            unchecked = ("; reference binding not checked (keyed)"
+                         if report.reference_checked is False else "")
             console.print(f"[green]verified[/]: {name}: {_outcome(report)} \u2014 {about}"
-                          f"{logged}")
+                          f"{logged}{unchecked}")
         else:
             failed += 1
             where = (f"step {failure.number} ({failure.name}) failed: {shown(failure.detail)}"

@@ -3,12 +3,14 @@
 ``jurat run`` prints these lines after its table (runner/_summary.py, cli/_summary.py), and
 the HTML report words a receipt's gates with the same lines, less the operator-only ones
 (report/_why.py): this module is below both, so neither imports the other. The lines say
-what the gates measured, from each gate's ``data`` (the failing tests by index, the policy
-entries denied, the lint codes, where the parse failed), and, for the operator only, each
-failing test's name and the first assertion line from ``CheckReport.reference_detail``.
-That detail quotes the campaign's tests, which are reference material: it reaches the
-terminal through ``JobResult`` and nothing else. Receipts, the ledger, telemetry and the
-report are contributor-visible and never carry it (docs/receipt-format.md §11).
+what the gates measured, from each gate's ``data`` (the policy entries denied, the lint
+codes, where the parse failed), and, as hidden-test lines for the operator only, what the
+hidden tests' run measured (which tests failed, how: ``CheckRecord.record``) with each
+failing test's name and first assertion line (``CheckReport.reference_detail``). Those
+quote the campaign's tests or tell what the candidate did while it held their inputs: they
+reach the terminal through ``JobResult`` and nothing else, and only on the operator's
+request. Receipts, telemetry and the report are contributor-visible and never carry them
+(docs/receipt-format.md §11).
 
 Order: a gate that ran and failed is the root cause and comes first, then gates that
 could not run (errored, missing), then the gates skipped because of them: a candidate
@@ -31,7 +33,7 @@ from jurat.models import (
     Untrusted,
 )
 
-__all__ = ["Line", "gate_lines", "not_passed", "root_causes"]
+__all__ = ["Line", "gate_lines", "not_passed", "record_lines", "root_causes"]
 
 #: Outcomes in root-cause order; a required gate with no outcome at all ranks as ``missing``.
 _RANK = {"fail": 0, "error": 1, "missing": 2, "skip": 3}
@@ -45,7 +47,9 @@ class Line(Frozen):
     text: str
     """What it says, as plain text (the printer escapes it)."""
     reference: bool = False
-    """It quotes the campaign's tests (reference material): the operator's terminal only."""
+    """Hidden-test detail: it quotes the campaign's tests (reference material) or tells
+    what the candidate did while it held their inputs (which tests failed, how). Shown only
+    on the operator's request (``jurat run --show-hidden``), never by default."""
     depth: int = 0
     """Indentation under the line it belongs to."""
 
@@ -73,8 +77,10 @@ def root_causes(hard_gates: Sequence[str], gates: Sequence[GateOutcome]) -> list
     return [gate_id for gate_id, outcome in not_passed(hard_gates, gates) if outcome == "fail"]
 
 
-def gate_lines(gate: GateOutcome, reference_detail: Sequence[Untrusted] = ()) -> list[Line]:
-    """What ``gate`` found, in one line (plus the operator-only assertion lines of tests)."""
+def gate_lines(gate: GateOutcome, reference_detail: Sequence[Untrusted] = (),
+               record: Mapping[str, Any] | None = None) -> list[Line]:
+    """What ``gate`` found, in one line (plus, for the operator, hidden-test lines: what the
+    run measured, from ``record`` (``CheckRecord.record``), and the assertion quoted)."""
     data = gate.data
     if gate.outcome == "fail" and gate.id == GATE_PYTHON_PARSE:
         return [Line(text=_parse_line(data, gate.detail))]
@@ -83,7 +89,7 @@ def gate_lines(gate: GateOutcome, reference_detail: Sequence[Untrusted] = ()) ->
     if gate.outcome == "fail" and gate.id == GATE_LINT_RUFF:
         return [Line(text=_lint_line(data, gate.detail))]
     if gate.outcome == "fail" and gate.id == GATE_TESTS_PASS:
-        return _tests_lines(data, gate.detail, reference_detail)
+        return _tests_lines(data, gate.detail, reference_detail, record)
     verb = {"fail": "failed", "error": "could not run", "skip": "skipped"}.get(
         gate.outcome, gate.outcome
     )
@@ -128,27 +134,42 @@ def _lint_line(data: Mapping[str, Any], detail: str) -> str:
 
 
 def _tests_lines(
-    data: Mapping[str, Any], detail: str, reference_detail: Sequence[Untrusted]
+    data: Mapping[str, Any], detail: str, reference_detail: Sequence[Untrusted],
+    record: Mapping[str, Any] | None,
 ) -> list[Line]:
+    run = record.get("tests") if record is not None else None
+    if "collected" in data:
+        # Receipts before issue 36 carried the run's counts in the gate (and before issue
+        # 25, node ids: those are not repeated).
+        lines = [Line(text=f"{GATE_TESTS_PASS} failed{_run_text(data, detail)}")]
+    else:
+        lines = [Line(text=f"{GATE_TESTS_PASS} failed" + (f": {detail}" if detail else ""))]
+    if isinstance(run, Mapping):
+        # The operator's record: what the candidate chose while it held the hidden inputs.
+        text = _run_text(run, detail).removeprefix(": ") or "the run did not pass"
+        lines.append(Line(text=text, reference=True, depth=1))
+        data = run
+    ids = [t for t in data.get("not_passed") or () if type(t) is int]
+    quoted = _assertion([b.reveal() for b in reference_detail],
+                        f"test #{ids[0]}" if ids else None)
+    lines += [Line(text=q, reference=True, depth=1) for q in quoted]
+    return lines
+
+
+def _run_text(data: Mapping[str, Any], detail: str) -> str:
+    """How a run failed, after the gate's id: ``(timeout: …): 2 of 5 tests did not pass:
+    test #1, test #3``."""
     ids = [f"test #{t}" for t in data.get("not_passed") or () if type(t) is int]
     collected = data.get("collected")
     passed = data.get("passed")
     outcome = str(data.get("outcome") or detail)
     how = "" if outcome == "failed" else f" ({outcome}: {data.get('explanation') or detail})"
     if isinstance(collected, int) and isinstance(passed, int) and collected > passed:
-        # Receipts before issue 25 named tests by node id: those are not repeated.
         named = f": {_named(ids)}" if ids else ""
-        head = (f"{GATE_TESTS_PASS} failed{how}: {collected - passed} of {collected} tests did "
-                f"not pass{named}")
-    elif collected == 0:
-        head = f"{GATE_TESTS_PASS} failed{how}: no test was collected"
-    else:
-        head = f"{GATE_TESTS_PASS} failed{how or f': {detail}'}"
-    lines = [Line(text=head)]
-    first = ids[0] if ids else None
-    quoted = _assertion([b.reveal() for b in reference_detail], first)
-    lines += [Line(text=q, reference=True, depth=1) for q in quoted]
-    return lines
+        return f"{how}: {collected - passed} of {collected} tests did not pass{named}"
+    if collected == 0:
+        return f"{how}: no test was collected"
+    return how or f": {detail}"
 
 
 def _assertion(reference_detail: Sequence[str], test_id: str | None) -> list[str]:
@@ -167,3 +188,38 @@ def _assertion(reference_detail: Sequence[str], test_id: str | None) -> list[str
     source = next((ln[1:].strip() for ln in body if ln.startswith(">")), None)
     error = next((ln[1:].strip() for ln in body if ln.startswith("E ")), None)
     return [q for q in (name, source, f"E {error}" if error else None) if q]
+
+
+def record_lines(record: Mapping[str, Any]) -> list[str]:
+    """The operator's record of a hidden tests' run (``CheckRecord.record``), one line per
+    measurement: the run, coverage, mutants. Hidden-test detail: the operator's only."""
+    lines: list[str] = []
+    run = record.get("tests")
+    if isinstance(run, Mapping):
+        if run.get("outcome") == "sandbox_error":
+            lines.append(f"tests: the sandbox could not be created: {run.get('message')}")
+        else:
+            lines.append(f"tests: {run.get('passed')}/{run.get('collected')} passed, "
+                         f"{run.get('outcome')} ({run.get('reason')}){_run_text(run, '')}; "
+                         f"wall {run.get('wall_s')} s, cpu {run.get('cpu_s')} s, memory peak "
+                         f"{run.get('memory_peak_bytes')} B, output {run.get('output_bytes')} B")
+    coverage = record.get("coverage")
+    if isinstance(coverage, Mapping):
+        if "error" in coverage:
+            lines.append(f"coverage: not measured ({coverage.get('error')})")
+        else:
+            missing = list(coverage.get("missing_lines") or ())
+            lines.append(f"coverage: {coverage.get('percent')}% (lines and branches); "
+                         f"{coverage.get('missing_count', len(missing))} lines missing"
+                         + (f": {_named([str(n) for n in missing])}" if missing else ""))
+    mutation = record.get("mutation")
+    if isinstance(mutation, Mapping):
+        if "killed" in mutation:
+            survivors = [f"{r.get('operator')} line {r.get('line')}"
+                         for r in mutation.get("results") or () if isinstance(r, Mapping)
+                         and r.get("outcome") == "passed"]
+            lines.append(f"mutation: {mutation.get('killed')}/{mutation.get('total')} mutants "
+                         "killed" + (f"; survived: {_named(survivors)}" if survivors else ""))
+        else:
+            lines.append(f"mutation: the sandbox could not be created: {mutation.get('message')}")
+    return lines

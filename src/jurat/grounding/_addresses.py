@@ -5,8 +5,9 @@ to make jurat read cloud metadata (169.254.169.254), a service on the evaluation
 (loopback) or private infrastructure (RFC 1918, CGNAT, IPv6 ULA and link-local), or
 smuggles one of those inside an IPv6 spelling that carries an IPv4 address (IPv4-mapped
 ``::ffff:a.b.c.d``, SIIT ``::ffff:0:a.b.c.d``, NAT64 ``64:ff9b::a.b.c.d``, 6to4
-``2002:aabb:ccdd::``, Teredo, IPv4-compatible ``::a.b.c.d``): a translator or tunnel on
-the way may deliver those to the IPv4 host, so they are judged by the IPv4 they carry.
+``2002:aabb:ccdd::``, Teredo, IPv4-compatible ``::a.b.c.d``, ISATAP ``<prefix>:0:5efe:a.b.c.d``
+under any /64): a translator or tunnel on the way may deliver those to the IPv4 host, so
+they are judged by the IPv4 they carry.
 Every address a name resolves to is classified here before any connection is made;
 anything that is not a public unicast address is refused unless the origin opts in with
 ``allow_private``. Unspecified, multicast, broadcast and reserved addresses are refused
@@ -105,6 +106,17 @@ _EMBEDDING_TABLE: tuple[tuple[str, AddressClass, Callable[[int], int]], ...] = (
 _EMBEDDING = tuple((ipaddress.IPv6Network(net), cls, where)
                    for net, cls, where in _EMBEDDING_TABLE)
 
+#: ISATAP (RFC 5214 §6.1) is not a prefix but an interface identifier, under any /64: the
+#: IANA OUI 00-00-5E, then 0xFE, then the IPv4 address, as ``0000:5efe:a.b.c.d`` or, with
+#: the universal/local bit set, ``0200:5efe:a.b.c.d``. The group bit is masked too, as
+#: hosts that decode ISATAP do, so ``0100:`` and ``0300:`` count as well.
+_ISATAP_MASK = 0xFCFFFFFF
+_ISATAP_ID = 0x00005EFE
+
+
+def _isatap(value: int) -> bool:
+    return ((value >> 32) & _ISATAP_MASK) == _ISATAP_ID
+
 
 def parse_ip(text: str) -> IPAddress | None:
     """``text`` as an IP address (brackets and an IPv6 zone refused), else None."""
@@ -116,21 +128,33 @@ def parse_ip(text: str) -> IPAddress | None:
 
 def classify(address: IPAddress) -> AddressClass:
     """The class of ``address``; an IPv6 address that carries an IPv4 address (mapped, SIIT,
-    NAT64, 6to4, Teredo, IPv4-compatible) is refused whenever that IPv4 address would be."""
+    NAT64, 6to4, Teredo, IPv4-compatible, ISATAP) is refused whenever that IPv4 address
+    would be."""
     if isinstance(address, ipaddress.IPv6Address):
         if address.scope_id is not None:
             return "link-local"  # a zone index only makes sense on a local link
-        for net6, cls in _V6:
-            if address in net6:
-                return cls
-        for net6, own, where in _EMBEDDING:
-            if address in net6:
-                carried = classify(ipaddress.IPv4Address(where(int(address))))
-                return _stricter(carried, own)
-    else:
-        for net4, cls in _V4:
-            if address in net4:
-                return cls
+        own = _classify_v6(address)
+        value = int(address)
+        if _isatap(value):
+            # Whatever the /64 says of itself, an ISATAP router may deliver to the IPv4.
+            return _stricter(classify(ipaddress.IPv4Address(_low32(value))), own)
+        return own
+    for net4, cls in _V4:
+        if address in net4:
+            return cls
+    return "public" if address.is_global else "reserved"
+
+
+def _classify_v6(address: ipaddress.IPv6Address) -> AddressClass:
+    """An IPv6 address's class by its prefix: the table, then the prefixes that carry an
+    IPv4 address, then ``ipaddress``'s view."""
+    for net6, cls in _V6:
+        if address in net6:
+            return cls
+    for net6, own, where in _EMBEDDING:
+        if address in net6:
+            carried = classify(ipaddress.IPv4Address(where(int(address))))
+            return _stricter(carried, own)
     return "public" if address.is_global else "reserved"
 
 

@@ -75,6 +75,7 @@ def from_capture(retrieved: Retrieved, *, id: str, span: Span | None = None) -> 
         source=capture.final_url,
         version=capture.retrieved_at,
         sha256=capture.sha256,
+        # The fetcher records the checked media type; a Capture built elsewhere may not.
         media_type=capture.content_type.split(";", 1)[0].strip().lower(),
         span=span,
     )

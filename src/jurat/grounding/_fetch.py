@@ -52,7 +52,7 @@ import httpx
 from jurat.grounding._addresses import IPAddress, parse_ip, permitted
 from jurat.grounding._errors import RefusalReason, RetrievalRefused
 from jurat.grounding._policy import RetrievalPolicy, Target, check_url
-from jurat.models import Frozen
+from jurat.models import Frozen, echoed
 
 __all__ = ["Capture", "Fetcher", "Resolver", "Retrieved", "system_resolver"]
 
@@ -89,7 +89,9 @@ class Capture(Frozen):
     status: int
     """The final HTTP status (always 2xx: anything else is refused)."""
     content_type: str
-    """The Content-Type header as sent (its media type is on the policy's list)."""
+    """The response's media type as checked: the Content-Type header's type and subtype,
+    lower-case, one of the policy's ``content_types``; never the header as sent, whose
+    parameters are the server's own text."""
     byte_length: int
     """Body length in bytes (at most the policy's ``max_bytes``)."""
     sha256: str
@@ -363,27 +365,35 @@ class Fetcher:
         return Retrieved(capture, body)
 
     def _check_head(self, response: httpx.Response, url: str) -> str:
-        """Status, media type, encoding and declared length, before a byte of body is read."""
+        """Status, media type, encoding and declared length, before a byte of body is read;
+        the media type as checked (an entry of the policy's list, never the header)."""
         policy = self.policy
         if not 200 <= response.status_code < 300:
             raise RetrievalRefused("status", f"HTTP {response.status_code}", url=url)
         content_type = str(response.headers.get("content-type", ""))
         media = content_type.split(";", 1)[0].strip().lower()
         if media not in policy.content_types:
+            # The server's header is its own text: named only as a token or its digest.
             raise RetrievalRefused(
-                "content-type", f"{content_type!r} is not in {list(policy.content_types)}", url=url
-            )
+                "content-type",
+                f"media type {echoed(media) if media else '(none)'} is not in "
+                f"{list(policy.content_types)}",
+                url=url)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            raise RetrievalRefused("content-encoding", f"{encoding!r} body refused", url=url)
+            raise RetrievalRefused("content-encoding", f"{echoed(encoding)} body refused",
+                                  url=url)
         declared = response.headers.get("content-length")
-        if declared is not None and not declared.isdigit():
-            raise RetrievalRefused("protocol", f"Content-Length {declared!r}", url=url)
-        if declared is not None and int(declared) > policy.max_bytes:
+        # ASCII digits only ("²".isdigit() holds, and int() refuses it), and few enough
+        # for int() to read (it refuses more than 4,300 digits).
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
+            raise RetrievalRefused("protocol", f"Content-Length {echoed(declared)}", url=url)
+        if declared is not None and (len(declared) > 18 or int(declared) > policy.max_bytes):
             raise RetrievalRefused(
-                "too-large", f"declared length {declared} exceeds {policy.max_bytes}", url=url
+                "too-large", f"declared length {echoed(declared)} exceeds {policy.max_bytes}",
+                url=url
             )
-        return content_type
+        return media
 
     async def _read(self, response: httpx.Response, url: str) -> bytes:
         """The body, streamed; refused at the first chunk that takes it past the cap."""

@@ -36,15 +36,19 @@ def parse_message(body: bytes, tool: str | None) -> RawResponse:
     data = load_envelope(body)
     if isinstance(data, RawResponse):
         return data
-    if not isinstance(data.get("content"), list):
-        return unusable(body, "malformed_response", "content")
-    usage = usage_of(data, "input_tokens", "output_tokens")
+    usage, bad_usage = usage_of(data, "input_tokens", "output_tokens")
     stop = data.get("stop_reason")
+    # Recorded as RawResponse shapes them (tokens, else digest and length: _protocol.py).
     meta: dict[str, Any] = {
         "returned_model": data.get("model") if isinstance(data.get("model"), str) else None,
         "usage": usage,
         "finish": _FINISH.get(stop, stop) if isinstance(stop, str) else None,
     }
+    if bad_usage is not None:
+        # A count that is no count is no bill: the sample is an error, charged in full.
+        return unusable(body, "bad_usage", bad_usage, **meta)
+    if not isinstance(data.get("content"), list):
+        return unusable(body, "malformed_response", "content", **meta)
     blocks = [(i, b) for i, b in enumerate(data["content"]) if isinstance(b, dict)]
     if tool is None:
         texts = [(i, b.get("text")) for i, b in blocks if b.get("type") == "text"]

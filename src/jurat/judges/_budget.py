@@ -13,9 +13,17 @@ run under a raised cap resumes.
 
 A call settles at what its endpoint reported; one without reported usage (a timeout, an
 answer without a usage member) is charged its whole reservation, since it may have been
-billed. The spend therefore never falls below what the ledger records (seed 001 §5 costs
-are computed from the recorded usage), and stays at or under the cap as long as no
-endpoint reports more tokens than the bound.
+billed. So is an answer whose usage is no count at all (a negative, fractional, textual or
+out-of-range number: the error vote ``bad_usage``, judges/_http.py): what an endpoint
+reports can only add to the spend, never take from it, and a report that is no count
+reaches the cap no later than an honest report would, which is at most the reservation
+(a count within range is taken at its word: no cap can see an endpoint that bills more
+than it reports). A response that
+reported no usable count records the reservation it was charged as its usage (the
+engine), so a later run, which counts the spend from the ledger, counts it too. The spend
+therefore never falls below what the ledger records (seed 001 §5 costs are computed from
+the recorded usage), and stays at or under the cap as long as no endpoint reports more
+tokens than the bound.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from jurat.errors import BudgetExhausted
 from jurat.judges._cost import Price
 from jurat.judges._protocol import JudgeCall
-from jurat.models import METERED_PROVIDERS, Budget, JudgeConfig
+from jurat.models import METERED_PROVIDERS, Budget, JudgeConfig, token_count
 
 __all__ = ["CALL_OVERHEAD", "BudgetGuard", "Hold", "worst_case"]
 
@@ -41,8 +49,18 @@ class Hold:
     """One call's reservation."""
 
     usd: float
-    tokens: int
+    input_tokens: int
+    output_tokens: int
     price: Price
+
+    @property
+    def tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+    def usage(self) -> dict[str, int]:
+        """The reservation as a vote's usage: what a call that reported none is charged."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
 
 def worst_case(config: JudgeConfig, call: JudgeCall) -> Hold:
@@ -56,7 +74,7 @@ def worst_case(config: JudgeConfig, call: JudgeCall) -> Hold:
     # A USD cap is refused at load for a paid judge without prices (models/_budget.py);
     # without a USD cap the money is not counted, only the tokens.
     usd = price.usd(tokens_in, call.max_tokens) or 0.0
-    return Hold(usd=usd, tokens=tokens_in + call.max_tokens, price=price)
+    return Hold(usd=usd, input_tokens=tokens_in, output_tokens=call.max_tokens, price=price)
 
 
 class BudgetGuard:
@@ -126,20 +144,25 @@ class BudgetGuard:
         self.sent += 1
         return hold
 
-    def settle(self, hold: Hold, usage: dict[str, int] | None) -> None:
+    def settle(self, hold: Hold, usage: dict[str, int] | None) -> dict[str, int]:
         """The call is over: charge what its endpoint reported, or its whole reservation
-        when it reported no usage (it may have been billed)."""
+        when it reported no usage (it may have been billed) or none that counts. Returns
+        the usage charged."""
         self._held_usd -= hold.usd
         self._held_tokens -= hold.tokens
         self._in_flight -= 1
-        if usage and "input_tokens" in usage and "output_tokens" in usage:
-            tin, tout = int(usage["input_tokens"]), int(usage["output_tokens"])
+        tin, tout = (token_count(usage.get(key)) if usage else None
+                     for key in ("input_tokens", "output_tokens"))
+        if tin is not None and tout is not None:
+            charged = {"input_tokens": tin, "output_tokens": tout}
             self.spent_usd += hold.price.usd(tin, tout) or 0.0
             self.spent_tokens += tin + tout
         else:
+            charged = hold.usage()
             self.spent_usd += hold.usd
             self.spent_tokens += hold.tokens
         self._wake()
+        return charged
 
     def _wake(self) -> None:
         waiters, self._waiters = self._waiters, []

@@ -112,7 +112,7 @@ def _ms(seconds: float) -> int:
 class _Attempts:
     """The outcome of one sample's attempts."""
 
-    __slots__ = ("attempts", "dispatched", "error", "latency", "raw")
+    __slots__ = ("attempts", "charged", "dispatched", "error", "latency", "raw")
 
     def __init__(self) -> None:
         self.attempts = 0
@@ -120,6 +120,15 @@ class _Attempts:
         self.latency = 0.0
         self.raw: RawResponse | None = None
         self.error: JuratError | None = None
+        self.charged: dict[str, int] | None = None
+        """Under a ``[budget]``: the reservation charged for a response that reported no
+        usage that counts, recorded as its usage so the ledger holds what was charged."""
+
+    def usage(self) -> dict[str, int]:
+        """The usage to record: what the budget charged, else what the endpoint reported."""
+        if self.charged is not None:
+            return self.charged
+        return dict(self.raw.usage) if self.raw is not None else {}
 
 
 def limit_share(limit: int, shard: int, shards: int) -> int:
@@ -281,7 +290,7 @@ class Engine:
             out.attempts += 1
             call = make_call(out.attempts)
             estimate = (len(call.prompt.system) + len(call.prompt.user)) // 4
-            out.raw, out.error = None, None
+            out.raw, out.error, out.charged = None, None, None
             # The endpoint's pacing first, so a rate-limited endpoint never idles global slots.
             async with limiter.slot(estimate), self._global:
                 # Checked once a slot is held: calls queued behind a failing one see it.
@@ -311,7 +320,9 @@ class Engine:
                 finally:
                     if hold is not None:
                         assert self.budget is not None
-                        self.budget.settle(hold, out.raw.usage if out.raw else None)
+                        charged = self.budget.settle(hold, out.raw.usage if out.raw else None)
+                        if out.raw is not None and charged != out.raw.usage:
+                            out.charged = charged
                 out.latency = clock() - start
             if out.raw is not None:
                 used = out.raw.usage
@@ -497,7 +508,7 @@ class Engine:
             error=error,
             returned_model=raw.returned_model if raw else None,
             system_fingerprint=raw.system_fingerprint if raw else None,
-            usage=raw.usage if raw else {},
+            usage=out.usage(),
             dispatch_ms=_ms((out.dispatched or job.started) - job.started),
             latency_ms=_ms(out.latency),
             prompt_id=prompt_id,
@@ -561,4 +572,4 @@ class Engine:
         if out.error is not None:
             raise out.error
         assert out.raw is not None
-        return out.raw.model_copy(update={"attempts": out.attempts})
+        return out.raw.model_copy(update={"attempts": out.attempts, "usage": out.usage()})

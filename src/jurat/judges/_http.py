@@ -30,6 +30,9 @@ everything the network between them can do to a plain-``http://`` exchange. Boun
   endless run of zeros in a chunk-size line, a body that trickles) ends there.
 - **What the bytes become.** The body goes to ``load_envelope`` (strict JSON: duplicate
   keys, NaN and oversized documents refused) and then to the provider's envelope parser;
+  what the envelope says about the answer is recorded only in the shapes of
+  models/_echoed.py (model ids, fingerprints and finish reasons as tokens or digests,
+  token counts within range, else the sample is ``bad_usage``);
   an aiohttp failure becomes one of jurat's transport error kinds at this boundary
   (``exchange``), never an exception the engine does not know.
 
@@ -51,7 +54,7 @@ from jurat.errors import ConfigError, JudgeOutputError
 from jurat.judges._debug import RAW_CAP
 from jurat.judges._protocol import MAX_RESPONSE_BYTES, CallKind, RawResponse, TransportFailure
 from jurat.judges._validate import strict_loads
-from jurat.models import JudgeConfig
+from jurat.models import JudgeConfig, token_count
 
 if TYPE_CHECKING:
     import aiohttp
@@ -371,14 +374,26 @@ def status_error(status: int, message: str, retry_after: str | None) -> Transpor
     return TransportFailure(message[:300], kind=kind, status=status, retry_after=wait)
 
 
-def usage_of(envelope: dict[str, Any], input_key: str, output_key: str) -> dict[str, int]:
-    """Token usage as ``input_tokens``/``output_tokens``, keeping only integer counts."""
+def usage_of(envelope: dict[str, Any], input_key: str, output_key: str
+             ) -> tuple[dict[str, int], str | None]:
+    """Token usage as ``input_tokens``/``output_tokens``, and the path of the member at
+    fault when a count is reported but is no count (models/_echoed.py ``token_count``: a
+    negative, fractional, boolean, textual or out-of-range one): the adapters then make
+    the response ``bad_usage``, never a smaller bill. A missing or null member is not
+    reported, which the ``[budget]`` charges as its whole reservation (judges/_budget.py).
+    """
     usage = envelope.get("usage")
+    if usage is None:
+        return {}, None
     if not isinstance(usage, dict):
-        return {}
+        return {}, "usage"
     out = {}
     for name, key in (("input_tokens", input_key), ("output_tokens", output_key)):
         value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[name] = value
-    return out
+        if value is None:
+            continue
+        count = token_count(value)
+        if count is None:
+            return {}, f"usage/{key}"
+        out[name] = count
+    return out, None

@@ -37,14 +37,18 @@ def parse_chat_completion(body: bytes) -> RawResponse:
     data = load_envelope(body)
     if isinstance(data, RawResponse):
         return data
-    usage = usage_of(data, "prompt_tokens", "completion_tokens")
+    usage, bad_usage = usage_of(data, "prompt_tokens", "completion_tokens")
     model = data.get("model") if isinstance(data.get("model"), str) else None
     fingerprint = data.get("system_fingerprint")
+    # Recorded as RawResponse shapes them (tokens, else digest and length: _protocol.py).
     meta: dict[str, Any] = {
         "returned_model": model,
         "system_fingerprint": fingerprint if isinstance(fingerprint, str) else None,
         "usage": usage,
     }
+    if bad_usage is not None:
+        # A count that is no count is no bill: the sample is an error, charged in full.
+        return unusable(body, "bad_usage", bad_usage, **meta)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         return unusable(body, "empty_response", "choices", **meta)

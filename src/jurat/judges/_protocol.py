@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from jurat.errors import TransportError
-from jurat.models import Artifact, Frozen, JudgeConfig
+from jurat.models import MAX_TOKEN_COUNT, Artifact, Frozen, JudgeConfig, echoed
 from jurat.models._grounding import GroundedClaim
 
 #: What a call asks for. ``criterion`` is one binary criterion; ``text`` is free text
@@ -27,6 +27,15 @@ NO_ANSWER_KINDS = RETRYABLE_KINDS | {"unauthorized"}
 #: The most bytes of one response (the provider's envelope) a judge call reads, over plain
 #: http and https alike; the answer inside it has its own limit (``_validate``).
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+#: A string the endpoint echoes, as recorded: itself when it is a token, else its digest
+#: and length (models/_echoed.py). Applied when a response is built, so whatever an
+#: adapter (or a replay file) passes, no vote, execution or receipt can hold more.
+Echoed = Annotated[str | None, AfterValidator(echoed)]
+#: A token count an endpoint reported: a non-negative integer within ``MAX_TOKEN_COUNT``.
+#: The adapters turn any other into ``bad_usage`` before a response is built
+#: (judges/_http.py ``usage_of``); a response that holds one cannot be built at all.
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKEN_COUNT, strict=True)]
 
 
 class Prompt(Frozen):
@@ -91,8 +100,9 @@ class RawResponse(Frozen):
 
     text: str | None
     """The answer text (message content, or the forced tool call's input as JSON)."""
-    finish: str | None = None
-    """Normalised finish reason: ``stop``, ``length``, ``refusal``, ``content_filter``, ..."""
+    finish: Echoed = None
+    """Normalised finish reason: ``stop``, ``length``, ``refusal``, ``content_filter``, ...,
+    as ``Echoed`` records it (an execution without output records it as its error)."""
     refusal: str | None = None
     """The provider's refusal message, if any."""
     envelope_error: str | None = None
@@ -106,12 +116,14 @@ class RawResponse(Frozen):
     (the answer text is None then, and the body is all there is to see). Never in a vote."""
     envelope_bytes: int = Field(default=0, ge=0)
     """The whole body's size in bytes, with ``envelope_body``."""
-    returned_model: str | None = None
-    """Model id the endpoint reported."""
-    system_fingerprint: str | None = None
-    """System fingerprint the endpoint reported."""
-    usage: dict[str, int] = Field(default_factory=dict)
-    """Token usage: ``input_tokens`` and ``output_tokens`` when reported."""
+    returned_model: Echoed = None
+    """Model id the endpoint reported, as ``Echoed`` records it."""
+    system_fingerprint: Echoed = None
+    """System fingerprint the endpoint reported, as ``Echoed`` records it."""
+    usage: dict[str, TokenCount] = Field(default_factory=dict)
+    """Token usage: ``input_tokens`` and ``output_tokens`` when reported. The engine puts
+    the reservation a ``[budget]`` charged here when the endpoint reported none that could
+    be counted (``Engine.complete_prompt``; judges/_budget.py)."""
     attempts: int = 1
     """Transport attempts it took (``complete_text``)."""
 

@@ -19,7 +19,7 @@ from jurat.canonical import sha256_digest
 from jurat.errors import ConfigError, JudgeOutputError
 from jurat.judges._local import LocalJudge
 from jurat.judges._protocol import JudgeCall, RawResponse, TransportFailure
-from jurat.models import Frozen, JudgeConfig
+from jurat.models import Frozen, JudgeConfig, token_count
 
 __all__ = ["ReplayJudge", "ReplayRecord", "ReplayRecorder", "execution_key"]
 
@@ -48,22 +48,28 @@ class ReplayRecord(Frozen):
     envelope_error: str | None = None
     """Envelope error kind, if any."""
     returned_model: str | None = None
-    """Model id the endpoint reported."""
+    """Model id the endpoint reported (as its response recorded it: models/_echoed.py)."""
     system_fingerprint: str | None = None
-    """System fingerprint the endpoint reported."""
+    """System fingerprint the endpoint reported (likewise)."""
     usage: dict[str, int] = Field(default_factory=dict)
-    """Token usage the endpoint reported."""
+    """Token usage the endpoint reported (``bad_usage`` responses: none)."""
 
     def response(self) -> RawResponse:
-        """The recorded response."""
+        """The recorded response, its echoed strings and counts held to the shapes a live
+        one has (models/_echoed.py): a replay file is a file anyone may have edited, so a
+        count that is no count replays as ``bad_usage``, as it would have live."""
+        usage = {key: token_count(value) for key, value in self.usage.items()}
+        counted = {key: value for key, value in usage.items() if value is not None}
+        bad = len(counted) != len(usage)
         return RawResponse(
-            text=self.text,
+            text=None if bad else self.text,
             finish=self.finish,
             refusal=self.refusal,
-            envelope_error=self.envelope_error,
+            envelope_error="bad_usage" if bad else self.envelope_error,
+            envelope_path="usage" if bad else None,
             returned_model=self.returned_model,
             system_fingerprint=self.system_fingerprint,
-            usage=self.usage,
+            usage={} if bad else counted,
         )
 
 

@@ -26,6 +26,7 @@ EntryKind = Literal[
     "job_received",
     "sample_recorded",
     "claims_extracted",
+    "checks_recorded",
     "transport_retry",
     "transport_failed",
     "evaluation_failed",

@@ -26,9 +26,11 @@ from jurat.models._decision import (
     tone_of,
 )
 from jurat.models._digest import policy_digest, record_digest
+from jurat.models._echoed import MAX_TOKEN_COUNT, echoed, token_count
 from jurat.models._evidence import EvidenceBundle, EvidenceItem, GateOutcome, GateStatus
 from jurat.models._gate_ids import (
     DEFAULT_HARD_GATES,
+    FORGEABLE_GATES,
     GATE_COMPLEXITY,
     GATE_COVERAGE,
     GATE_EQUIVALENCE_DETERMINISTIC,
@@ -55,14 +57,13 @@ from jurat.models._policy import (
     Rubric,
 )
 from jurat.models._taint import Origin, TaintError, Untrusted
+from jurat.models._visible import visible
 from jurat.models._vote import Vote
 
 __all__ = [
-    "Origin",
-    "TaintError",
-    "Untrusted",
     "ARCV_SCORE_KEYS",
     "DEFAULT_HARD_GATES",
+    "FORGEABLE_GATES",
     "GATE_COMPLEXITY",
     "GATE_COVERAGE",
     "GATE_EQUIVALENCE_DETERMINISTIC",
@@ -73,16 +74,16 @@ __all__ = [
     "GATE_PYTHON_PARSE",
     "GATE_SUBJECT_EXECUTION",
     "GATE_TESTS_PASS",
+    "MAX_TOKEN_COUNT",
+    "METERED_PROVIDERS",
     "PYTHON_GATES",
-    "Qualification",
     "RISK_TIERS",
     "STUB_NAMES",
     "Adjudication",
     "AdjudicationDisposition",
     "Artifact",
-    "Budget",
-    "METERED_PROVIDERS",
     "ArtifactSpec",
+    "Budget",
     "Campaign",
     "CriteriaSuite",
     "Criterion",
@@ -98,20 +99,27 @@ __all__ = [
     "GateStatus",
     "JudgeConfig",
     "Kind",
-    "MonitorBounds",
     "Limits",
+    "MonitorBounds",
+    "Origin",
     "Policy",
     "PythonChecks",
+    "Qualification",
     "RiskTier",
     "Rollout",
     "Rubric",
     "StabilityGate",
+    "TaintError",
     "Tone",
+    "Untrusted",
     "Verdict",
     "Vote",
+    "echoed",
     "equivalence_word",
     "outcome_word",
     "policy_digest",
     "record_digest",
+    "token_count",
     "tone_of",
+    "visible",
 ]

@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from jurat.canonical import KEYED_DIGEST, canonical_json, sha256_digest
 from jurat.models._base import Frozen
 from jurat.models._grounding import GroundedClaim
 from jurat.models._problems import Problem, raise_problems
 from jurat.models._taint import Untrusted
 
 _MIB = 1024 * 1024
+
+#: The media type of a pair (pairwise, equivalence), whose digest is ``pair_digest``'s.
+PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"
 
 #: Default cap on one artifact: a file, inline text, one part of a pair, or an input. The
 #: largest judge context windows hold about a million tokens, roughly 4 MiB of text, so a
@@ -122,7 +126,8 @@ class Artifact(Frozen):
     id: str
     """Artifact id."""
     sha256: str
-    """sha256 of the content (pairs: of the canonical JSON of both parts' digests)."""
+    """sha256 of the content (pairs: of the canonical JSON of both parts' digests, ``b``'s
+    keyed when it is the reference, ``reference_hmac``)."""
     media_type: str
     """Media type of the content."""
     text: str = ""
@@ -137,7 +142,14 @@ class Artifact(Frozen):
     """criteria kind: the test-case input; ``text`` is then the subject's output."""
     target: Untrusted | None = None
     """criteria kind: the reference answer, of origin ``reference``: it reaches a judge only
-    through ``Untrusted.reference_block`` and a receipt only as its digest."""
+    through ``Untrusted.reference_block`` and a receipt only as its keyed digest
+    (``reference_hmac``)."""
+    reference_hmac: str | None = Field(None, pattern=KEYED_DIGEST.pattern)
+    """The keyed digest (``hmac-sha256:<hex>``, under the campaign's reference key) of its
+    reference material, which intake computes: its ``target``, or an equivalence pair's
+    ``b`` when ``b`` is the reference; None without reference material. What receipts, the
+    job identity and a pair's digest bind instead of a plain sha256, which a dictionary of
+    guesses reverses (docs/receipt-format.md §11.3)."""
     truth: str | dict[str, str] | None = None
     """Known label (or one per criterion), for the sim judge only; never sent to a provider."""
     contributor: str | None = None
@@ -161,3 +173,11 @@ class Artifact(Frozen):
     value of origin ``reference`` (a column may hold a gold answer the row does not map): held
     for the operator, never sent to a judge (``Untrusted.delimited`` refuses the origin), never
     in a receipt, and not part of the job's identity."""
+
+
+def pair_digest(a_sha256: str, b_digest: str) -> str:
+    """A pair's artifact digest (docs/receipt-format.md §6.3): the sha256 of the RFC 8785
+    JSON ``{"a": a_sha256, "b": b_digest}``, ``a_sha256`` being the sha256 (hex) of ``a`` and
+    ``b_digest`` ``b``'s keyed digest (``hmac-sha256:<hex>``) when ``b`` is the reference,
+    else its sha256 (hex)."""
+    return sha256_digest(canonical_json({"a": a_sha256, "b": b_digest}))

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from jurat.models._base import Frozen
 
@@ -51,3 +53,11 @@ class PythonChecks(Frozen):
     """Run mutation sensitivity (costs one test run per mutant)."""
     max_mutants: int = Field(20, ge=0, le=500)
     """Upper bound on mutants executed per candidate."""
+    objects: tuple[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")], ...
+    ] = Field((), max_length=64, exclude_if=lambda names: not names)
+    """The candidate's classes whose instances the tests may hold (``["Stack"]``): calls
+    on them, their attributes and their special methods, each result coerced to plain data
+    in the tests' process. Every other value crosses the sandbox as plain data only, and
+    anything else is a test failure (docs/checks.md, "The tests' view of the artifact").
+    Absent from the policy when empty, so policies written before keep their digest."""

@@ -40,3 +40,6 @@ PYTHON_GATES: Final = (
 DEFAULT_HARD_GATES: Final = (GATE_PYTHON_PARSE, GATE_TESTS_PASS)
 #: Every gate id jurat records: the ids a campaign's ``hard_gates`` may name.
 ALL_GATE_IDS: Final = (*PYTHON_GATES, GATE_EQUIVALENCE_DETERMINISTIC, GATE_SUBJECT_EXECUTION)
+#: Gates measured where the candidate can steer the figures (coverage in its own process;
+#: mutants it can tell apart): recorded for the operator, never a hard gate (issue 36).
+FORGEABLE_GATES: Final = (GATE_COVERAGE, GATE_MUTATION)

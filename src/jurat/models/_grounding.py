@@ -74,7 +74,10 @@ class CaptureRecord(Frozen):
     status: int = Field(ge=200, le=299)
     """The final HTTP status."""
     content_type: str
-    """The Content-Type header as sent (its media type was allowed)."""
+    """The media type as the fetcher checked it: lower-case, one of the retrieval policy's
+    ``content_types``, never the Content-Type header as sent (its parameters are the
+    server's text). Captures recorded before kept the header whole, and are reused as
+    recorded: the capture is part of the policy, whose digest a re-run must keep."""
     length: int = Field(ge=0)
     """Body length in bytes."""
     sha256: str = Field(pattern=_SHA256)

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from jurat.models._base import Frozen
 from jurat.models._checks import PythonChecks
-from jurat.models._gate_ids import ALL_GATE_IDS
+from jurat.models._gate_ids import ALL_GATE_IDS, FORGEABLE_GATES
 from jurat.models._grounding import GroundingPolicy
 from jurat.models._judge import JudgeConfig, family_problems
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
@@ -128,6 +128,16 @@ def hard_gate_problems(hard_gates: Sequence[str]) -> list[Problem]:
     """
     problems = []
     for index, gate in enumerate(hard_gates):
+        if gate in FORGEABLE_GATES:
+            problems.append(Problem(
+                ("hard_gates", index),
+                f"{gate!r} is measured where the candidate can steer it (its own process, "
+                "or mutants it can tell apart): a candidate would pass it by reporting what "
+                "it likes",
+                f'remove "{gate}" from hard_gates; its figures stay in the operator\'s record '
+                "(docs/checks.md)",
+            ))
+            continue
         if gate in ALL_GATE_IDS:
             continue
         guess = close_match(gate, ALL_GATE_IDS)

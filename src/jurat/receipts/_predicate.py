@@ -13,6 +13,7 @@ from typing import Literal
 import pydantic
 from pydantic import ConfigDict, Field
 
+from jurat.canonical import KEYED_DIGEST
 from jurat.models import Adjudication, Decision, Frozen, GateOutcome, Policy, Vote
 from jurat.models._grounding import ClaimExtraction, WorkClaim
 
@@ -21,6 +22,8 @@ PREDICATE_TYPE = "https://jurat.dev/decision/v1"
 ReplayFidelity = Literal["RF-1", "RF-2"]
 
 _SHA256 = r"^[0-9a-f]{64}$"
+#: A keyed digest (``jurat.canonical.keyed_digest``): HMAC-SHA256 under the campaign's key.
+_KEYED = KEYED_DIGEST.pattern
 
 
 class CampaignPart(Frozen):
@@ -141,7 +144,12 @@ class InputsPart(Frozen):
     """The extraction call its extracted claims come from; absent without extraction."""
     target_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
     """sha256 of the reference answer (``target``) a criteria artifact's judges compared its
-    output with: operator material, so its digest and never its text; absent without one."""
+    output with, as receipts recorded it before ``target_hmac``: read, never written (a
+    short answer is found from it by hashing guesses); absent in every new receipt."""
+    target_hmac: str | None = Field(None, pattern=_KEYED, exclude_if=_absent)
+    """``hmac-sha256:<hex>`` of that reference answer under the campaign's reference key
+    (docs/receipt-format.md §11): operator material, so its keyed digest and never its text
+    or a plain digest; absent without one."""
     input_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
     """sha256 of the input a criteria artifact's given output answers (its judges read both;
     the subject is the output's digest); absent otherwise: a ``[subject]``'s artifact digest

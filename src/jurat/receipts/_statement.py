@@ -184,12 +184,22 @@ def _inputs(
         claim_extraction=(None if given.get("claim_extraction") is None else
                           ClaimExtraction.model_validate(given["claim_extraction"])),
         # The artifact's own, read at intake: no caller's inputs can pin another reference.
-        target_sha256=(artifact.target.sha256.removeprefix("sha256:")
-                       if artifact.target is not None else None),
+        # Keyed, never plain: a plain digest of a short answer is reversed by guessing.
+        target_hmac=_target_hmac(artifact),
         # The question a given output answers (no [subject]): the subject digest is the
         # output's, so the input is bound here, as the job identity binds it.
         input_sha256=_given_input(artifact),
     )
+
+
+def _target_hmac(artifact: Artifact) -> str | None:
+    """The keyed digest of the artifact's target (intake's), None without a target."""
+    if artifact.target is None:
+        return None
+    if artifact.reference_hmac is None:
+        raise ValidationError(f"artifact {artifact.id}: its target has no keyed digest, and a "
+                              "receipt binds it by no other (intake computes it)")
+    return artifact.reference_hmac
 
 
 def _given_input(artifact: Artifact) -> str | None:

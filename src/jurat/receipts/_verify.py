@@ -5,7 +5,8 @@
 2. check payload type   ``application/vnd.in-toto+json``
 3. verify signature     ECDSA P-256/SHA-256 (or Ed25519) over PAE(payloadType, payload)
 4. parse statement      strict RFC 8785 JSON, in-toto Statement v1, the decision predicate
-5. check subject digest one subject = the predicate's artifact (= the given artifact's digest)
+5. check subject digest one subject = the predicate's artifact (= the given artifact's digest),
+                        and the keyed reference digests = the given reference's, when given
 6. re-run fold          ``decide(policy, gates, votes, rule=fold_rule)`` on the recorded inputs
 7. compare decision     every derived field: the decision, policy and judge digests, RF level
 
@@ -31,7 +32,8 @@ from jurat.canonical import (
     sha256_digest,
 )
 from jurat.errors import JuratError, VerificationError
-from jurat.models import Decision, Frozen
+from jurat.models import GATE_EQUIVALENCE_DETERMINISTIC, Decision, Frozen
+from jurat.models._artifact import PAIR_MEDIA_TYPE, pair_digest
 from jurat.receipts._bundle import MAX_BUNDLE_BYTES, MAX_DEPTH, ParsedBundle, parse_bundle
 from jurat.receipts._dsse import PAYLOAD_TYPE, pae
 from jurat.receipts._keys import (
@@ -88,6 +90,11 @@ class VerifyReport(Frozen):
     (signed, when step 3 ran): what every reader of a verified receipt reads."""
     decision: Decision | None = None
     """The re-derived decision, once step 6 passed."""
+    reference_checked: bool | None = None
+    """Whether step 5 checked the receipt's keyed reference digests against a given
+    reference: True it did, and they held; False the receipt records one and no reference
+    was given, so the binding was not checked (a verifier needs the campaign's reference
+    key, docs/receipt-format.md §7); None it records none and none was given."""
 
     @property
     def artifact_id(self) -> str | None:
@@ -163,7 +170,25 @@ def _signature(parsed: ParsedBundle, key: PublicKey) -> str:
     return f"{key_algorithm(key)} signature over PAE verifies with key {given}"
 
 
-def _subject(statement: Statement, expected: str | None) -> str:
+def keyed_references(statement: Statement) -> list[tuple[str, str]]:
+    """Where the receipt binds its reference material by a keyed digest, and the digest:
+    ``inputs.target_hmac`` and each ``equivalence.deterministic`` gate's
+    ``data.reference_hmac`` (docs/receipt-format.md §6.4, §11.2). Receipts made before
+    keyed digests record plain ones (``target_sha256``, ``reference_sha256``) instead."""
+    pred = statement.predicate
+    found = []
+    if pred.inputs.target_hmac is not None:
+        found.append(("inputs.target_hmac", pred.inputs.target_hmac))
+    for index, gate in enumerate(pred.gates):
+        value = gate.data.get("reference_hmac")
+        if gate.id == GATE_EQUIVALENCE_DETERMINISTIC and isinstance(value, str):
+            found.append((f"gates[{index}].data.reference_hmac", value))
+    return found
+
+
+def _subject(statement: Statement, expected: str | None,
+             reference_hmac: str | None = None) -> tuple[str, bool | None]:
+    """Step 5: the subject, and the reference binding (with whether it was checked)."""
     step = STEPS[4]
     subjects = statement.subject
     if len(subjects) != 1:
@@ -180,14 +205,45 @@ def _subject(statement: Statement, expected: str | None) -> str:
             f"{artifact.id}@sha256:{artifact.sha256}",
             step=step,
         )
-    if expected is not None and digest != expected.lower():
+    pair = artifact.media_type == PAIR_MEDIA_TYPE
+    same, as_a = "", False
+    if expected is not None:
+        expected = expected.lower()
+        # A pair whose b is the reference: the given artifact may be its a, the pair's
+        # digest then built with the given reference's keyed digest (§6.3).
+        as_a = pair and reference_hmac is not None and digest != expected and (
+            digest == pair_digest(expected, reference_hmac))
+        if digest != expected and not as_a:
+            hint = ("; a pair's digest binds both parts (docs/receipt-format.md §6.3): give "
+                    "its a with the reference b and the campaign's reference key, or the "
+                    "pair's digest" if pair else "")
+            raise VerificationError(
+                f"the receipt is about {subject.name} sha256:{digest}, not the given artifact "
+                f"sha256:{expected}{hint}", step=step)
+        same = (", the pair of the given a and reference" if as_a
+                else ", the given artifact's digest")
+    about = f"{subject.name} sha256:{digest}{same}"
+    keyed = keyed_references(statement)
+    if reference_hmac is None:
+        if not keyed:
+            return about, None
+        return (f"{about}; reference binding not checked: {', '.join(w for w, _ in keyed)} "
+                "is keyed with the campaign's reference key, and no reference and key were "
+                "given", False)
+    if not keyed and not as_a:
         raise VerificationError(
-            f"the receipt is about {subject.name} sha256:{digest}, not the given artifact "
-            f"sha256:{expected.lower()}",
-            step=step,
-        )
-    same = ", the given artifact's digest" if expected is not None else ""
-    return f"{subject.name} sha256:{digest}{same}"
+            "a reference was given, and the receipt binds none by a keyed digest that can be "
+            "checked" + (" without the pair's a (give it as the artifact)" if pair else ""),
+            step=step)
+    wrong = [where for where, value in keyed if value != reference_hmac]
+    if wrong:
+        raise VerificationError(
+            f"{', '.join(wrong)} is not the keyed digest of the given reference under the "
+            "given key: another reference (its exact bytes; a trailing newline counts), or "
+            "another campaign's key", step=step)
+    bound = [where for where, _ in keyed] + (["the pair's digest"] if as_a else [])
+    return (f"{about}; reference binding checked ({', '.join(bound)}): the given reference "
+            "under the given key", True)
 
 
 def _recorded_digests(payload: bytes) -> tuple[str, list[str]]:
@@ -282,15 +338,20 @@ def verify_bundle(
     public_key: PublicKey | bytes,
     *,
     artifact_sha256: str | None = None,
+    reference_hmac: str | None = None,
 ) -> VerifyReport:
     """Verify a receipt with a public key (object or PEM bytes), offline: steps 1-7.
 
     Never raises for a bad receipt: the report names the failing step. Raises ConfigError
     only for PEM bytes that are not a usable public key. ``artifact_sha256``, when given,
-    must be the subject's digest (step 5).
+    must be the subject's digest (step 5). ``reference_hmac``: the keyed digest of a
+    reference the verifier holds, under the campaign's reference key
+    (``jurat.campaign.ReferenceKey.digest``); step 5 then requires every keyed reference
+    digest the receipt records to be it, and, for a pair, takes ``artifact_sha256`` as its
+    ``a``'s digest when it is not the pair's.
     """
     key = public_key_from_pem(public_key) if isinstance(public_key, bytes) else public_key
-    return _verify(bundle_bytes, key, artifact_sha256)
+    return _verify(bundle_bytes, key, artifact_sha256, reference_hmac)
 
 
 def rederive_bundle(bundle_bytes: bytes, *, artifact_sha256: str | None = None) -> VerifyReport:
@@ -302,7 +363,8 @@ def rederive_bundle(bundle_bytes: bytes, *, artifact_sha256: str | None = None) 
     return _verify(bundle_bytes, None, artifact_sha256)
 
 
-def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) -> VerifyReport:
+def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None,
+            reference_hmac: str | None = None) -> VerifyReport:
     run = _Run()
     state: dict[str, Any] = {}
 
@@ -330,6 +392,10 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
         state["doc"], state["statement"] = _read_statement(state["bundle"].payload)
         return "in-toto Statement v1, predicate https://jurat.dev/decision/v1, normal form"
 
+    def subject() -> str:
+        detail, state["reference"] = _subject(state["statement"], expected, reference_hmac)
+        return detail
+
     def rerun() -> str:
         state["derived"] = _fold(state["statement"])
         return _summary(state["derived"])
@@ -339,7 +405,7 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
         and run.step(2, payload_type)
         and (key is None or run.step(3, signature))
         and run.step(4, statement)
-        and run.step(5, lambda: _subject(state["statement"], expected))
+        and run.step(5, subject)
         and run.step(6, rerun)
         and run.step(
             7,
@@ -356,6 +422,7 @@ def _verify(bundle_bytes: bytes, key: PublicKey | None, expected: str | None) ->
         ok=bool(ok) and key is not None,
         statement=state.get("statement"),
         decision=state.get("derived"),
+        reference_checked=state.get("reference"),
     )
 
 

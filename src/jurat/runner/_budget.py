@@ -7,14 +7,19 @@ from __future__ import annotations
 from jurat.errors import BudgetExhausted, ConfigError
 from jurat.judges import BudgetGuard, Engine, Price
 from jurat.ledger import Ledger
-from jurat.models import Campaign
+from jurat.models import Campaign, token_count
 
 __all__ = ["attach_budget", "check_budget_executor", "recorded_spend", "stopped_by_budget"]
 
 
 def recorded_spend(ledger: Ledger, campaign: Campaign) -> tuple[float, int]:
     """USD and tokens the campaign's recorded calls cost, at its judges' declared prices:
-    every recorded sample (its vote's usage) and every recorded subject execution."""
+    every recorded sample (its vote's usage), every recorded claim extraction and every
+    recorded subject execution.
+
+    A count is read only as ``token_count`` reads it (models/_echoed.py): a ledger written
+    before usage was checked may hold a negative or absurd one, which adds nothing rather
+    than taking from the spend or failing the run."""
     policy = campaign.policy
     prices = {judge.id: Price.of(judge) for judge in policy.judges}
     usd, tokens = 0.0, 0
@@ -23,7 +28,8 @@ def recorded_spend(ledger: Ledger, campaign: Campaign) -> tuple[float, int]:
         nonlocal usd, tokens
         if not isinstance(usage, dict) or price is None:
             return
-        tin, tout = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        tin, tout = (token_count(usage.get(key, 0)) or 0
+                     for key in ("input_tokens", "output_tokens"))
         usd += price.usd(tin, tout) or 0.0
         tokens += tin + tout
 
@@ -31,6 +37,8 @@ def recorded_spend(ledger: Ledger, campaign: Campaign) -> tuple[float, int]:
         vote = entry.payload.get("vote")
         if isinstance(vote, dict):
             add(prices.get(str(vote.get("judge"))), vote.get("usage"))
+    for entry in ledger.entries(kind="claims_extracted", campaign_id=campaign.id):
+        add(prices.get(str(entry.payload.get("judge"))), entry.payload.get("usage"))
     if policy.subject is not None:
         subject = Price.of(policy.subject)
         for entry in ledger.entries(kind="job_received", campaign_id=campaign.id):

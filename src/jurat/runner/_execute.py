@@ -27,6 +27,7 @@ from jurat.models import (
     Frozen,
     GateOutcome,
     Policy,
+    echoed,
 )
 
 __all__ = ["Execution", "execute_subject", "execution_evidence", "execution_prompt"]
@@ -49,11 +50,13 @@ class Execution(Frozen):
     model: str | None = None
     """The model the subject's configuration names."""
     returned_model: str | None = None
-    """The model the endpoint said answered."""
+    """The model the endpoint said answered, as the response recorded it: a token, else its
+    digest and length (models/_echoed.py)."""
     temperature: float | None = None
     """The pinned execution temperature (seed 001 §3)."""
     usage: dict[str, int] = Field(default_factory=dict)
-    """Token usage the endpoint reported (input_tokens, output_tokens)."""
+    """Token usage the endpoint reported (input_tokens, output_tokens); under a
+    ``[budget]``, the reservation charged when it reported none that counts."""
     attempts: int = 1
     """Transport attempts, retries included."""
     error: str | None = None
@@ -128,8 +131,11 @@ def execution_evidence(
     assert policy.subject is not None
     output = execution.output
     tool = policy.subject.model or policy.subject.provider
+    # What the endpoint echoed (a finish reason as the error, the returned model) reaches
+    # the receipt only as a token or its digest (models/_echoed.py): shaped here too, for
+    # an execution the ledger recorded before that rule.
     if output is None:
-        detail = execution.error or "no output"
+        detail = echoed(execution.error) or "no output"
         item = EvidenceItem(kind="subject_output", tool=tool, tool_version="",
                             sha256=sha256_digest(""), excerpt=f"execution failed: {detail}",
                             gate=GATE_SUBJECT_EXECUTION)
@@ -142,6 +148,6 @@ def execution_evidence(
     gate = GateOutcome(id=GATE_SUBJECT_EXECUTION, outcome="pass", required=True, tool=tool,
                        evidence_index=index,
                        data={"temperature": execution.temperature,
-                             "returned_model": execution.returned_model,
+                             "returned_model": echoed(execution.returned_model),
                              "usage": execution.usage})
     return gate, item, with_output(artifact, execution)

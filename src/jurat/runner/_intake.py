@@ -8,6 +8,12 @@ sent to judges. Every file is read through the campaign's one confined, capped r
 (``campaign/_files.py``: a regular file inside the campaign file's directory, no symlink
 out, no more than the ``[intake]`` cap plus one byte); inline text is held to the same caps
 here, and a pinned ``sha256`` that differs is refused.
+
+Reference material (a criteria ``target``, an equivalence pair's gold ``b``) leaves intake
+bound by its keyed digest only (``Artifact.reference_hmac``, under the campaign's reference
+key, campaign/_reference_key.py): a pair's digest binds ``b`` that way too, so nothing
+public derived from it (the subject, the job identity, the evidence bundle) can be
+recomputed from a guess without the key (docs/receipt-format.md §11.3).
 """
 
 from __future__ import annotations
@@ -17,22 +23,30 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from jurat.campaign import campaign_line, read_tests, read_text, resolve_inside, too_large
-from jurat.canonical import canonical_json, sha256_digest
+from jurat.campaign import (
+    campaign_line,
+    read_tests,
+    read_text,
+    reference_key,
+    resolve_inside,
+    too_large,
+)
+from jurat.canonical import sha256_digest
 from jurat.errors import CampaignError
 from jurat.judges._destinations import check_destinations as _check_policy
-from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted
+from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted, visible
+from jurat.models._artifact import PAIR_MEDIA_TYPE, pair_digest
 from jurat.models._grounding import WORK_CLAIM_PREFIXES, GroundedClaim
 from jurat.models._task import resolve_task
 
 __all__ = [
     "EXPLAINED_KINDS",
+    "b_is_reference",
     "check_destinations",
     "intake_artifact",
     "intake_spec",
 ]
 
-PAIR_MEDIA_TYPE = "application/vnd.jurat.pair+json"
 #: Test files kept by ``intake_spec``'s cache.
 _CACHED = 64
 
@@ -45,6 +59,15 @@ def check_destinations(policy: Policy, source: str | None = None) -> None:
     applies it first so that a refusal exits 3 with nothing sent and nothing written.
     """
     _check_policy(policy, source=source)
+
+
+def b_is_reference(policy: Policy) -> bool:
+    """Whether a pair's ``b`` is the campaign's reference material: an equivalence
+    campaign's gold answer, unless ``[equivalence] reference = "none"`` declares two
+    candidates (docs/receipt-format.md §11.1)."""
+    if policy.kind != "equivalence":
+        return False
+    return policy.equivalence is None or policy.equivalence.reference == "b"
 
 
 def _inline(campaign: Campaign, text: str, field: str, what: str) -> str:
@@ -162,11 +185,13 @@ def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
     else:
         text = ""
     rubric = campaign.policy.rubric
-    # Whitespace is no account of the work: a required explanation must say something.
-    if not text.strip() and rubric is not None and rubric.require_explanation:
+    # Whitespace is no account of the work, nor are zero-width or other characters that
+    # draw nothing: a required explanation must show something (models/_visible.py).
+    if not visible(text) and rubric is not None and rubric.require_explanation:
         field = (f"{where}.explanation_path" if spec.explanation_path is not None
                  else f"{where}.explanation")
-        what = "only whitespace as its explanation" if text else "no explanation"
+        what = ("only whitespace or invisible characters as its explanation" if text
+                else "no explanation")
         raise CampaignError(
             f"artifact {spec.id!r} has {what}, and [rubric] require_explanation is set",
             file=campaign.source, field=field, line=campaign_line(campaign.source, field),
@@ -262,12 +287,14 @@ def intake_spec(
               "task": spec.task, "tests": tests, "upstream": spec.upstream,
               **_task_and_explanation(campaign, spec, where, cache)}
     if spec.target is not None or spec.target_path is not None:
-        common["target"] = _target(campaign, spec, where, read_artifact)
+        common["target"] = target = _target(campaign, spec, where, read_artifact)
+        common["reference_hmac"] = reference_key(campaign).digest(target.reveal())
     common["claims"] = submitted_claims(campaign, spec, where)
     if metadata:
         common["metadata"] = {name: Untrusted(value, "reference")
                               for name, value in metadata.items()}
     given_output = spec.path is not None or spec.text is not None
+    pinned_as: tuple[str, ...] = ()  # other digests a pinned sha256 may name
     if spec.a is not None or spec.b is not None or spec.a_path or spec.b_path:
         if spec.a is not None:
             a = _inline(campaign, spec.a, f"{where}.a", f"{label} part a")
@@ -277,7 +304,12 @@ def intake_spec(
             b = _inline(campaign, spec.b, f"{where}.b", f"{label} part b")
         else:
             b = read_artifact(spec.b_path or "", f"{where}.b_path", f"{label} part b")
-        digest = sha256_digest(canonical_json({"a": sha256_digest(a), "b": sha256_digest(b)}))
+        # A gold b is bound by its keyed digest, in the pair's digest as everywhere else.
+        digest = pair_digest(sha256_digest(a), sha256_digest(b))
+        if b_is_reference(policy):
+            common["reference_hmac"] = keyed = reference_key(campaign).digest(b)
+            # A pin written before b was keyed names the plain digest of the same bytes.
+            digest, pinned_as = pair_digest(sha256_digest(a), keyed), (digest,)
         artifact = Artifact(sha256=digest, media_type=PAIR_MEDIA_TYPE, a=a, b=b, **common)
     elif spec.input is not None and given_output and policy.subject is None:
         if policy.kind != "criteria":
@@ -311,7 +343,7 @@ def intake_spec(
             text = _inline(campaign, spec.text or "", f"{where}.text", label)
         artifact = Artifact(sha256=sha256_digest(text), media_type=_media_type(spec), text=text,
                             **common)
-    if spec.sha256 and spec.sha256 != artifact.sha256:
+    if spec.sha256 and spec.sha256 != artifact.sha256 and spec.sha256 not in pinned_as:
         raise CampaignError(
             f"artifact content was altered: sha256 {artifact.sha256} does not match the pinned "
             f"{spec.sha256}", file=campaign.source, field=f"{where}.sha256",

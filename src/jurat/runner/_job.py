@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jurat._version import __version__
 from jurat.canonical import digest_json, sha256_digest
@@ -29,11 +29,13 @@ from jurat.models import (
     Policy,
     Untrusted,
     Vote,
+    echoed,
+    token_count,
 )
 from jurat.runner._execute import Execution
 
 if TYPE_CHECKING:
-    from jurat.checks import CheckPool
+    from jurat.checks import CheckPool, CheckRecord
 
 EXCERPT_CHARS = 2000
 
@@ -66,6 +68,8 @@ class JobResult:
     """Why no judge was asked, as the receipt records it (``inputs.judges_skipped``)."""
     reference_detail: tuple[Untrusted, ...] = ()
     """Operator-only check detail (``CheckReport.reference_detail``); never persisted."""
+    record: CheckRecord | None = None
+    """Operator-only: what the hidden tests' run measured (``Checked.record``)."""
     receipt_seq: int | None = None
     """The ledger entry of its receipt: what its inclusion proof proves."""
 
@@ -78,6 +82,9 @@ class Checked:
     evidence: list[EvidenceItem]
     reference_detail: tuple[Untrusted, ...] = ()
     """Operator-only (see ``JobResult``)."""
+    record: CheckRecord | None = None
+    """Operator-only: what the hidden tests' run measured, with the salt of the commitment
+    the gates carry; the ledger keeps it as the job's ``checks_recorded`` entry."""
 
 
 @dataclass
@@ -101,7 +108,9 @@ def artifact_evidence(artifact: Artifact) -> EvidenceItem:
     """Index 0 of every bundle: the artifact itself, so judges cite it by number."""
     if artifact.a is not None or artifact.b is not None:
         half = EXCERPT_CHARS // 2
-        excerpt = f"A:\n{(artifact.a or '')[:half]}\nB:\n{(artifact.b or '')[:half]}"
+        # A gold b by its keyed digest: the bundle's digest is public (issue 36).
+        b = artifact.reference_hmac or (artifact.b or "")[:half]
+        excerpt = f"A:\n{(artifact.a or '')[:half]}\nB:\n{b}"
     else:
         excerpt = artifact.text[:EXCERPT_CHARS]
     return EvidenceItem(kind="artifact", tool="jurat", tool_version=__version__,
@@ -137,7 +146,8 @@ async def deterministic_checks(policy: Policy, artifact: Artifact,
             # By default `b` is the reference (the gold answer): the gate binds it by digest
             # only (docs/receipt-format.md, "Reference material").
             reference = settings is None or settings.reference == "b"
-            return Checked([check.to_gate(reference=reference)], [])
+            return Checked([check.to_gate(reference=reference,
+                                          reference_hmac=artifact.reference_hmac)], [])
         return Checked([], [])
     if policy.python is not None and artifact.media_type == "text/x-python":
         if checks is None:
@@ -147,7 +157,8 @@ async def deterministic_checks(policy: Policy, artifact: Artifact,
             artifact.text, tests=artifact.tests or None, config=policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
         )
-        return Checked(list(report.gates), list(report.evidence), report.reference_detail)
+        return Checked(list(report.gates), list(report.evidence), report.reference_detail,
+                       report.record)
     return Checked([], [])
 
 
@@ -197,8 +208,12 @@ def job_identity(policy_sha256: str, artifact: Artifact, policy: Policy, attempt
     if artifact.target is None:
         return base
     # Issue 28: a corrected reference answer is a new judgment, not the old receipt reused
-    # under a digest its judges never compared with.
-    return digest_json({"job": base, "target": artifact.target.sha256})
+    # under a digest its judges never compared with. Issue 36: by its keyed digest, as the
+    # job id is in every receipt and a plain digest would let anyone test guesses of it.
+    if artifact.reference_hmac is None:
+        raise JuratError(f"artifact {artifact.id}: its target has no keyed digest (intake, "
+                         "runner/_intake.py, computes it)")
+    return digest_json({"job": base, "target": artifact.reference_hmac})
 
 
 def question_binding(artifact: Artifact) -> dict[str, str]:
@@ -231,12 +246,25 @@ def context_digests(artifact: Artifact) -> dict[str, str]:
     return out
 
 
+def recorded_vote(payload: Any) -> Vote:
+    """A vote the ledger holds, as a new receipt records it: what its endpoint echoed
+    shaped as ``models._echoed`` shapes it now (a ledger written before issue 36 holds it
+    as sent), so a resumed job signs no endpoint's text."""
+    vote = Vote.model_validate(payload)
+    shaped = {"returned_model": echoed(vote.returned_model),
+              "system_fingerprint": echoed(vote.system_fingerprint)}
+    if all(getattr(vote, name) == value for name, value in shaped.items()):
+        return vote
+    return vote.model_copy(update=shaped)
+
+
 def job_cost(policy: Policy, votes: Sequence[Vote], execution: Execution | None) -> CostSummary:
     """Tokens and USD per phase for one job (seed 001 §5): only the judge phase multiplies."""
     extra = []
     if execution is not None and policy.subject is not None:
-        tin = int(execution.usage.get("input_tokens", 0))
-        tout = int(execution.usage.get("output_tokens", 0))
+        # A count an older ledger recorded as the endpoint sent it may be out of range.
+        tin = token_count(execution.usage.get("input_tokens")) or 0
+        tout = token_count(execution.usage.get("output_tokens")) or 0
         extra.append(PhaseCost(phase="execution", calls=1, attempts=execution.attempts,
                                input_tokens=tin, output_tokens=tout,
                                usd=usd(policy.subject, tin, tout)))

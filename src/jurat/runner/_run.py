@@ -93,6 +93,7 @@ from jurat.runner._job import (
     job_cost,
     job_identity,
     judges_skipped,
+    recorded_vote,
 )
 from jurat.runner._outage import all_answered_somewhere, undecided_entry
 from jurat.runner._reference_evidence import reference_evidence
@@ -171,6 +172,9 @@ class RunOptions:
     of a campaign with a ``[subject]``, or the ``--resume``d one; None: the subject is
     executed once per job, as the service does."""
     quiet: bool = False
+    show_hidden_tests: bool = False
+    """Print the hidden tests' detail under the summary (``--show-hidden``): never by
+    default, since a CI log is public."""
     workers: int | None = None
     """Processes sharing the run (runner/_shards.py); None: chosen by its size."""
     selection: Selection = field(default_factory=Selection)
@@ -247,7 +251,7 @@ class JobRunner:
                 reused.drawn_cost = job_cost(self.policy, [], fresh[0])
             return reused
         received = next((e for e in history if e.kind == "job_received"), None)
-        recorded = [*carried, *(Vote.model_validate(e.payload["vote"]) for e in history
+        recorded = [*carried, *(recorded_vote(e.payload["vote"]) for e in history
                                 if e.kind == "sample_recorded")]
         execution: Execution | None = None
         executed_now = False
@@ -306,7 +310,7 @@ class JobRunner:
         review, whose receipt is the next version; its votes are carried from ``job``,
         so no judge is asked again. Returns the job, its history, its receipt (None: to be
         signed) and the votes carried; ``job`` itself while its receipt is current."""
-        carried: list[Vote] = [Vote.model_validate(e.payload["vote"]) for e in history
+        carried: list[Vote] = [recorded_vote(e.payload["vote"]) for e in history
                                if e.kind == "sample_recorded"]
         current: Entry | None = receipt
         while current is not None:
@@ -389,6 +393,10 @@ class JobRunner:
                         recorded: list[Vote], *, executed_now: bool,
                         given: dict[str, JsonValue] | None = None) -> JobResult:
         checked = await deterministic_checks(self.policy, artifact, self.checks)
+        if checked.record is not None:
+            # Operator-only; the receipt binds it by the commitment its gates carry.
+            await self._append("checks_recorded", job, artifact,
+                               checked.record.model_dump(mode="json"))
         gates, evidence = checked.gates, checked.evidence
         if execution is not None:
             gate, item, artifact = execution_evidence(self.policy, artifact, execution,
@@ -453,6 +461,7 @@ class JobRunner:
             drawn_cost=job_cost(self.policy, drawn, execution if executed_now else None),
             reused_cost=job_cost(self.policy, earlier, None if executed_now else execution),
             judges_skipped=skipped, reference_detail=checked.reference_detail,
+            record=checked.record,
             receipt_seq=entry.seq,
         )
 

@@ -42,6 +42,7 @@ from jurat.models import (
     Rubric,
     Vote,
 )
+from jurat.models._artifact import PAIR_MEDIA_TYPE, pair_digest
 from jurat.models._endpoints import LOCAL_DESTINATIONS
 from jurat.models._policy import Kind
 from jurat.runner._job import artifact_evidence
@@ -163,10 +164,10 @@ class _Controls:
 def _artifact(id_: str, *, text: str = "", a: str | None = None, b: str | None = None,
               truth: str | dict[str, str] | None = None) -> Artifact:
     if a is not None or b is not None:
-        digest = sha256_digest(canonical_json({"a": sha256_digest(a or ""),
-                                               "b": sha256_digest(b or "")}))
-        return Artifact(id=id_, sha256=digest, media_type="application/vnd.jurat.pair+json",
-                        a=a, b=b, truth=truth)
+        # jurat's own control pairs, shown in its output: no reference material to key.
+        digest = pair_digest(sha256_digest(a or ""), sha256_digest(b or ""))
+        return Artifact(id=id_, sha256=digest, media_type=PAIR_MEDIA_TYPE, a=a, b=b,
+                        truth=truth)
     return Artifact(id=id_, sha256=sha256_digest(text), media_type="text/plain", text=text,
                     truth=truth)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import get_args
+from typing import Any, get_args
 
 from rich.console import Console
 
@@ -177,7 +177,7 @@ def _reasons(policy: Policy, result: JobResult, vetoed: list[str]) -> list[Line]
         if outcome == "missing":
             lines.append(Line(text=f"{gate_id} has no outcome (required)"))
             continue
-        lines += gate_lines(by_id[gate_id], result.reference_detail)
+        lines += gate_lines(by_id[gate_id], result.reference_detail, _record(result))
         if result.reused and gate_id == GATE_TESTS_PASS and outcome == "fail":
             lines.append(Line(text="the tests did not run again for a reused receipt: "
                                    "`jurat check` shows the failing assertion", depth=1))
@@ -202,11 +202,15 @@ def _reasons(policy: Policy, result: JobResult, vetoed: list[str]) -> list[Line]
     required = {gate_id for gate_id, _ in not_passed(policy.hard_gates, result.gates)}
     for gate in result.gates:
         if gate.id not in required and _faulty(gate):
-            evidence = gate_lines(gate, result.reference_detail)
+            evidence = gate_lines(gate, result.reference_detail, _record(result))
             head = evidence[0].model_copy(
                 update={"text": evidence[0].text + " (not required: reported, no veto)"})
             lines += [head, *evidence[1:]]
     return lines
+
+
+def _record(result: JobResult) -> dict[str, Any] | None:
+    return result.record.record if result.record is not None else None
 
 
 def _faulty(gate: GateOutcome) -> bool:

@@ -23,7 +23,7 @@ from jurat.judges import Engine, SampleDebug
 from jurat.judges._extract import render_extract, validate_extract
 from jurat.judges._protocol import RawResponse
 from jurat.ledger import Entry
-from jurat.models import Artifact, Policy
+from jurat.models import Artifact, Policy, echoed
 from jurat.models._grounding import WORK_CLAIM_PREFIXES, ClaimExtraction, GroundedClaim
 
 __all__ = ["claims_identity", "with_extracted_claims"]
@@ -74,8 +74,11 @@ async def with_extracted_claims(
         GroundedClaim(id=f"{prefix}{n}", artifact=artifact.id, text=text, weight=extract.weight,
                       evidence=evidence, origin="extracted")
         for n, text in enumerate(texts, 1))
+    # Shaped again: an entry recorded before the rule (models/_echoed.py) may hold any text.
+    returned = payload["returned_model"]
     ref = ClaimExtraction(
-        judge=payload["judge"], model=payload["model"], returned_model=payload["returned_model"],
+        judge=payload["judge"], model=payload["model"],
+        returned_model=echoed(returned) if isinstance(returned, str) else None,
         prompt_id=payload["prompt_id"], output_sha256=payload["output_sha256"],
         claims=len(texts), failure=_failure_kind(payload), replay_fidelity_level="RF-1")
     updated = artifact.model_copy(update={"claims": (*artifact.claims, *extracted)})
@@ -115,13 +118,23 @@ async def _extract(policy: Policy, artifact: Artifact, engine: Engine) -> dict[s
             "attempts": raw.attempts if raw is not None else 1,
             "failure": {"kind": exc.kind, "path": exc.path},
             "debug": debug.record() if debug is not None else None,
+            **_usage(raw),
         }
     output = raw.text or ""
     return {
         **common, "returned_model": raw.returned_model, "output": output,
         "output_sha256": sha256_digest(output), "claims": list(answered),
-        "attempts": raw.attempts,
+        "attempts": raw.attempts, **_usage(raw),
     }
+
+
+def _usage(raw: RawResponse | None) -> dict[str, JsonValue]:
+    """The call's token usage (what a ``[budget]`` charged, when the endpoint reported
+    none that counts), so a later run counts the extraction's cost from the ledger
+    (runner/_budget.py); nothing for a call that got no response."""
+    if raw is None or not raw.usage:
+        return {}
+    return {"usage": {key: value for key, value in raw.usage.items()}}
 
 
 def _answer_text(raw: RawResponse) -> str | None:

@@ -195,8 +195,9 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         def board_file(path: str) -> FileResponse:
             found = served_board.file(path)
             if found is None:
-                raise ServiceRefusal(404, f"/board/{path[:100]}: no such file on the board",
-                                            fix="open /board/")
+                # Never the path asked for: the board is public, and a link to a made-up
+                # path would have this page repeat whatever text the link carries.
+                raise ServiceRefusal(404, "no such file on the board", fix="open /board/")
             return FileResponse(found, headers=_BOARD_HEADERS)
 
     @app.get("/v1/campaigns", responses=_ERRORS, dependencies=guarded(principal))

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from jurat.models import Frozen
+from jurat.models import Frozen, visible
 from jurat.models._adjudication import MAX_RATIONALE_CHARS
 from jurat.receipts import MAX_DEPTH
 
@@ -68,11 +68,12 @@ def _unicode(value: object) -> object:
 
 
 def _said(value: str) -> str:
-    """An explanation says something: one of only whitespace would satisfy a campaign's
-    ``require_explanation`` with no account of the work at all."""
-    if not value.strip():
+    """An explanation says something: one of only whitespace, or of characters that draw
+    nothing (zero-width, format, combining marks alone: models/_visible.py, intake's rule
+    too), would satisfy a campaign's ``require_explanation`` with no account of the work."""
+    if not visible(value):
         raise PydanticCustomError(
-            "blank_explanation", "is only whitespace",
+            "blank_explanation", "is only whitespace or invisible characters",
             {"fix": "send the contributor's explanation of the work, or leave "
                     "artifact.explanation out"})
     return value
