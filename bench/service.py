@@ -241,7 +241,9 @@ def run_service(work: Path, env: dict[str, str], n: int, clients: int, ledger: s
                  "--key", "keys/jurat.key", "--port", str(port), "--replica-id", f"r{r}",
                  # Throughput, not the front door: no per-token rate limit, and no cap on
                  # connections from one address (every client is 127.0.0.1).
-                         "--rate-limit", "0", "--max-connections-per-address", "0"),
+                         "--rate-limit", "0", "--max-connections-per-address", "0",
+                         # The bench's panel is sim judges on submissions without truth.
+                         "--allow-sim"),
                 cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             servers.append((server, url))
             wait_ready(url, server,

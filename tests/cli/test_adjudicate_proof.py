@@ -71,3 +71,21 @@ def test_adjudicate_with_a_log_key_the_ledger_does_not_know_is_refused_before_re
     with open_ledger(env.ledger_url) as ledger:
         assert ledger.size() == before  # nothing appended: no review without its proof
     assert not (tmp_path / "v2.sigstore.json").exists()
+
+
+def test_adjudicate_names_the_version_it_settles(tmp_path: Path) -> None:
+    """`--review-version`: a decision is applied only to the review the reviewer read;
+    another is refused before anything is recorded (issue 37)."""
+    env, job = _escalated_run(tmp_path)
+    with open_ledger(env.ledger_url) as ledger:
+        size = ledger.size()
+    stale = invoke("adjudicate", env.ledger_url, job, "--disposition", "accept",
+                   "--rationale", "Reviewed.", "--reviewer", "rita", "--key", str(env.key),
+                   "--out", str(tmp_path / "x.json"), "--review-version", "2")
+    assert stale.exit_code == 3 and "review_version" in stale.output, stale.output
+    with open_ledger(env.ledger_url) as ledger:
+        assert ledger.size() == size
+    read = invoke("adjudicate", env.ledger_url, job, "--disposition", "accept",
+                  "--rationale", "Reviewed.", "--reviewer", "rita", "--key", str(env.key),
+                  "--out", str(tmp_path / "v2.json"), "--review-version", "1")
+    assert read.exit_code == 0, read.output

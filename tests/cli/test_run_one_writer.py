@@ -69,7 +69,8 @@ def test_serve_on_a_campaign_a_run_holds_exits_3_naming_the_holder(tmp_path: Pat
             time.sleep(0.1)
         served = subprocess.run(
             [sys.executable, "-m", "jurat", "serve", str(campaign), "--ledger",
-             f"sqlite:///{db}", "--key", str(keys / "jurat.key"), "--port", "0"],
+             f"sqlite:///{db}", "--key", str(keys / "jurat.key"), "--port", "0",
+             "--allow-sim"],
             capture_output=True, text=True, timeout=100, env=dict(os.environ))
         assert running.poll() is None, "the run ended before serve started"
     finally:

@@ -18,7 +18,7 @@ def test_token_create_prints_the_token_alone_on_its_last_line_and_stores_its_has
         tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'new.db'}"
     result = invoke("token", "create", "--ledger", url, "--campaign", "not-served-yet",
-                    "--role", "contributor", "--subject", "alice")
+                    "--role", "contributor", "--subject", "alice", "--new-campaign")
     assert result.exit_code == 0, result.output
     token = result.stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"jt_[A-Za-z0-9_-]{43}", token)
@@ -55,7 +55,8 @@ def test_serve_refuses_a_campaign_whose_policy_changed(tmp_path: Path) -> None:
         wait_decided(http, job, alice)
     env.campaigns["text"].write_text(TEXT.format(samples=5, latency=0))
     result = invoke("serve", str(env.campaigns["text"]), "--ledger", env.ledger_url,
-                    "--key", str(env.key), "--log-key", str(env.log_key), "--port", "1")
+                    "--key", str(env.key), "--log-key", str(env.log_key), "--port", "1",
+                    "--allow-sim")
     assert result.exit_code == 3, result.output
     assert "under another policy" in result.output
     with open_ledger(env.ledger_url) as ledger:

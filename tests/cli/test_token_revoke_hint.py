@@ -27,7 +27,7 @@ def test_the_printed_revoke_command_revokes_the_token_from_another_directory(
     monkeypatch.chdir(made)
     # A relative path with a space in it: the hint makes it absolute and quotes it.
     created = invoke("token", "create", "--ledger", "sqlite:///serve db.db", "--campaign",
-                     "c", "--role", "reviewer", "--subject", "rita")
+                     "c", "--role", "reviewer", "--subject", "rita", "--new-campaign")
     assert created.exit_code == 0, created.output
     token = created.stdout.strip().splitlines()[-1]
     argv = _hint(created.stderr)
@@ -46,7 +46,8 @@ def test_the_printed_revoke_command_revokes_the_token_from_another_directory(
 def test_the_default_ledger_is_named_in_the_hint(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    created = invoke("token", "create", "--campaign", "c", "--role", "operator")
+    created = invoke("token", "create", "--campaign", "c", "--role", "operator",
+                     "--new-campaign")
     assert created.exit_code == 0, created.output
     assert _hint(created.stderr)[4] == f"sqlite:///{tmp_path / 'jurat.db'}"
 

@@ -303,6 +303,7 @@ def _statement(payload: bytes) -> dict[str, Any]:
                                                                "target_sha256",
                                                                "target_hmac",
                                                                "input_sha256",
+                                                               "work", "duplicate_of",
                                                                *WORK_INPUTS})
     _fields(pred["inputs"]["task"], {"id", "version"}, "inputs.task",
             optional={"statement_sha256"})
@@ -313,6 +314,15 @@ def _statement(payload: bytes) -> dict[str, Any]:
                            pred["inputs"]["task"].get("statement_sha256"))):
         if digest is not None and not (isinstance(digest, str) and HEX64.match(digest)):
             raise DocVerifyError(4, f"{where} is present but not a sha256 digest")  # §6.4
+    work = pred["inputs"].get("work")  # §6.4: {rule, sha256}
+    if work is not None:
+        _fields(work, {"rule", "sha256"}, "inputs.work")
+        if not (isinstance(work["rule"], str) and work["rule"].startswith("jurat.work/v1/")
+                and isinstance(work["sha256"], str) and HEX64.match(work["sha256"])):
+            raise DocVerifyError(4, "inputs.work is not a jurat.work/v1 rule and a digest")
+    first = pred["inputs"].get("duplicate_of")
+    if first is not None and not (isinstance(first, str) and HEX64.match(first)):
+        raise DocVerifyError(4, "inputs.duplicate_of is present but not a job id")  # §6.4
     keyed = pred["inputs"].get("target_hmac")
     if keyed is not None and not (isinstance(keyed, str) and KEYED.match(keyed)):
         raise DocVerifyError(4, "inputs.target_hmac is present but not a keyed digest")  # §6.4

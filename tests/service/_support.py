@@ -211,7 +211,10 @@ def subprocess_server(env: Env, names: tuple[str, ...], *extra: str
     port = free_port()
     args = [sys.executable, "-m", "jurat", "serve", *(str(env.campaigns[n]) for n in names),
             "--ledger", env.ledger_url, "--key", str(env.key), "--log-key", str(env.log_key),
-            "--host", "127.0.0.1", "--port", str(port), "--rate-limit", "0", *extra]
+            "--host", "127.0.0.1", "--port", str(port), "--rate-limit", "0",
+            # These campaigns' sim panels are the machinery under test, not a contest's
+            # judges: serve them as the demo they are (docs/service.md, "Sim judges").
+            "--allow-sim", *extra]
     log = open(env.root / f"serve-{port}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(args, cwd=env.root, stdout=log, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ,

@@ -39,3 +39,8 @@ def test_the_walk_through_runs_as_written(tmp_path: Path) -> None:
     assert "rubric -> accept" in out and "8. ok   check inclusion proof" in out
     assert "adjudication refused" in out
     assert "all decisions re-derive and every receipt's signature verifies" in out
+    # The contest's end (issue 37): Bob's copy names Carol's job and is never settled; the
+    # first submission is; the board is published.
+    assert "a copy of the work first submitted as job" in out
+    assert "\n1\n" in out
+    assert (tmp_path / "demo" / "board" / "index.html").is_file()

@@ -108,6 +108,7 @@ MAY = {
     "/v1/jobs/{job_id}/receipt": ("operator", "contributor", "verifier"),
     "/v1/jobs/{job_id}/proof": ("operator", "contributor", "verifier"),
     "/v1/jobs/{job_id}/adjudication": ("reviewer",),
+    "/v1/jobs/{job_id}/review": ("operator", "reviewer"),
     "/v1/campaigns/{campaign_id}/decisions": ("operator", "verifier"),
     "/v1/checkpoint": ("operator",),
 }
@@ -118,7 +119,8 @@ MAY = {
 # The submit path keeps its 120 under every profile: fewer generated bodies (30) reached
 # no 202 in a run, and that answer is what the test checks the handler for.
 SUBMIT_CASES, CASES, MIN_CASES = 120, examples(40), examples(1000)  # scale.py
-BARE = ("/v1/jobs/{job_id}/proof", "/healthz", "/v1/checkpoint", "/v1/campaigns")
+BARE = ("/v1/jobs/{job_id}/proof", "/v1/jobs/{job_id}/review", "/healthz", "/v1/checkpoint",
+        "/v1/campaigns")
 
 
 @dataclass
@@ -259,4 +261,5 @@ def test_generated_requests_reach_the_handlers_and_keep_the_schema(fuzzed: Fuzze
     assert statuses["POST /v1/campaigns/{campaign_id}/jobs"][202], statuses
     assert statuses["POST /v1/jobs/{job_id}/adjudication"][202], statuses
     assert statuses["GET /v1/jobs/{job_id}/receipt"][200], statuses
+    assert statuses["GET /v1/jobs/{job_id}/review"][200], statuses
     assert not any(seen[401] for seen in statuses.values()), statuses

@@ -141,7 +141,8 @@ def test_hidden_tests_that_lead_outside_the_campaign_directory_are_not_read(
     assert "leads outside the campaign directory" in str(refused.value)
     # And `jurat serve` says so and exits 3 before it serves anything.
     result = invoke("serve", str(env.campaigns["code"]), "--ledger", env.ledger_url,
-                    "--key", str(env.key), "--log-key", str(env.log_key), "--port", "1")
+                    "--key", str(env.key), "--log-key", str(env.log_key), "--port", "1",
+                    "--allow-sim")
     assert result.exit_code == 3, result.output
     assert "leads outside the campaign directory" in result.output
     assert "serving" not in result.output

@@ -2,26 +2,24 @@
 `jurat signer`.
 
 Contributors choose their artifact ids, so the signer's one-settlement rule is keyed on the
-artifact's digest: the same bytes under another id, from another contributor, or submitted
-again are one settlement. A registry campaign that declares ``settle_once_per =
-"task_artifact"`` settles the same bytes once per task instead (short answers to different
-questions may be identical). The service marks the later jobs as duplicates of the first,
-for the operator and the reviewer only.
+work's digest (issue 37: the artifact modulo what the campaign says is not new work): the
+same work under another id or submitted again is one settlement, and another
+contributor's copy is never settled (its receipt names the first job). A registry campaign
+that declares ``settle_once_per = "task_artifact"`` settles the same work once per task of
+the campaign's ``[[tasks]]`` instead (short answers to different questions may be
+identical). Every role that may read a job sees its duplicate mark, as its receipt says it.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.service._support import Env, make_env, subprocess_server, wait_decided
+from tests.service._support import make_env, subprocess_server, wait_decided
+from tests.signer._served import Served
 from tests.signer.world import CONTRACT, RECIPIENT
 
 _BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
@@ -42,6 +40,16 @@ criteria = [ {{ id = "correctness", weight = 1.0 }} ]
 id = "A"
 provider = "stub:always-accept"
 samples = 1
+"""
+#: The tasks of the campaign settled per task: a task is one of them, never a free label.
+_TASKS = """
+[[tasks]]
+id = "t1"
+statement = "What is six times seven?"
+
+[[tasks]]
+id = "t2"
+statement = "What is forty-two?"
 """
 _REGISTRY = f"""
 [recipients]
@@ -77,30 +85,14 @@ _JOBS = (
 )
 
 
-@dataclass(frozen=True)
-class Served:
-    """A running `jurat serve` whose jobs are decided and covered by a checkpoint."""
-
-    env: Env
-    url: str
-    registry: Path
-    jobs: dict[str, str]
-    """Artifact id -> job id."""
-
-    def receipt(self, artifact: str) -> Path:
-        return self.env.root / f"{artifact}.sigstore.json"
-
-    def proof(self, artifact: str) -> Path:
-        return self.env.root / f"{artifact}.sigstore.json.proof.json"
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("once")
     env = make_env(root)
     for cid in ("pay", "short"):
         env.campaigns[cid] = root / f"{cid}.toml"
-        env.campaigns[cid].write_text(_CAMPAIGN.format(id=cid))
+        env.campaigns[cid].write_text(_CAMPAIGN.format(id=cid) + (_TASKS if cid == "short"
+                                                                   else ""))
     registry = root / "registry.toml"
     registry.write_text(_REGISTRY)
     with subprocess_server(env, ("pay", "short")) as (_, url), httpx.Client(base_url=url) as http:
@@ -117,15 +109,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         operator = env.auth("operator")
         for aid, job in jobs.items():
             assert wait_decided(http, job, operator)["decision"]["disposition"] == "accept"
-            served.receipt(aid).write_bytes(
-                http.get(f"/v1/jobs/{job}/receipt", headers=operator).content)
-            for _ in range(600):  # the server signs a checkpoint every two seconds
-                proof = http.get(f"/v1/jobs/{job}/proof", headers=operator)
-                if proof.status_code == 200:
-                    break
-                time.sleep(0.05)
-            assert proof.status_code == 200, proof.text
-            served.proof(aid).write_text(proof.text)
+            served.save(http, aid, operator)
         yield served
 
 
@@ -148,12 +132,15 @@ def test_three_ids_with_the_same_bytes_get_one_settlement(served: Served, start_
                           receipt_keys=[served.env.pub])
     answers = [signer.ask(served.receipt(aid)) for aid in ("pay1", "pay2", "pay3")]
     assert answers[0][0] == 0 and _nonce(answers[0][1]) == "1"
-    for code, answer in answers[1:]:
-        assert code == 1
-        reason = _refused(answer, "replay")
-        assert reason.startswith("duplicate") and "nonce 1" in reason, reason
-        # The first grant is named by its nonce, never by another contributor's artifact id.
-        assert "pay1" not in reason
+    # Alice's own second submission: her work, already paid once.
+    code, again = answers[1]
+    reason = _refused(again, "replay")
+    assert code == 1 and reason.startswith("duplicate") and "nonce 1" in reason, reason
+    # Bob's copy: the first submitter owns the work, named by its job, never its artifact id.
+    code, copy = answers[2]
+    reason = _refused(copy, "replay")
+    assert code == 1 and f"first submitted as job {served.jobs['pay1']}" in reason, reason
+    assert "pay1" not in reason
     # The same receipt again is answered as before: already authorised.
     code, again = signer.ask(served.receipt("pay1"))
     assert code == 1 and "already authorised (nonce 1)" in _refused(again, "replay")
@@ -170,10 +157,10 @@ def test_a_campaign_settled_per_task_pays_the_same_bytes_once_per_task(
     code, same_task = signer.ask(served.receipt("q3"), served.proof("q3"))
     assert code == 1
     reason = _refused(same_task, "replay")
-    assert reason.startswith("duplicate") and "nonce 1" in reason, reason
+    assert f"first submitted as job {served.jobs['q1']}" in reason, reason
 
 
-def test_the_duplicate_is_marked_for_the_operator_and_reviewer_only(served: Served) -> None:
+def test_the_duplicate_is_marked_in_every_view_and_in_the_receipt(served: Served) -> None:
     env, jobs = served.env, served.jobs
     with httpx.Client(base_url=served.url) as http:
         def view(job: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -184,12 +171,19 @@ def test_the_duplicate_is_marked_for_the_operator_and_reviewer_only(served: Serv
 
         for reader in (env.auth("operator"), env.auth("reviewer", "*", "rita")):
             assert view(jobs["pay1"], reader)["duplicate_of"] is None
-            assert view(jobs["pay2"], reader)["duplicate_of"] == jobs["pay1"]
+            # Alice's own resubmission is her work, not a copy.
+            assert view(jobs["pay2"], reader)["duplicate_of"] is None
             assert view(jobs["pay3"], reader)["duplicate_of"] == jobs["pay1"]
             # Per campaign: the same bytes in another campaign are not a duplicate of these.
             assert view(jobs["q1"], reader)["duplicate_of"] is None
-        # A contributor never learns another job's id, not even its own job's first copy.
-        for aid, who in (("pay2", "alice"), ("pay3", "bob")):
-            mine = view(jobs[aid], env.auth("contributor", "pay", who))
-            assert mine.get("duplicate_of") is None
-            assert jobs["pay1"] not in json.dumps(mine)
+            assert view(jobs["q3"], reader)["duplicate_of"] == jobs["q1"]
+        # Bob is told whose work his copies, as his receipt tells him.
+        mine = view(jobs["pay3"], env.auth("contributor", "pay", "bob"))
+        assert mine["duplicate_of"] == jobs["pay1"]
+        from jurat.receipts import read_statement
+
+        inputs = read_statement(served.receipt("pay3").read_bytes())["predicate"]["inputs"]
+        assert inputs["duplicate_of"] == jobs["pay1"]
+        assert inputs["work"]["rule"] == "jurat.work/v1/text"
+        first = read_statement(served.receipt("pay1").read_bytes())["predicate"]["inputs"]
+        assert "duplicate_of" not in first and first["work"] == inputs["work"]

@@ -27,7 +27,7 @@ __all__ = [
 #: Keys that name files, per table; each must stay inside the campaign's directory.
 _PATH_KEYS = {
     "artifacts": ("path", "a_path", "b_path", "tests", "explanation_path"),
-    "tasks": ("path", "reference_path"),
+    "tasks": ("path", "reference_path", "tests"),
     "datasets": ("path",),
     "judges": ("replay_file",),
     "subject": ("replay_file",),

@@ -41,6 +41,7 @@ CAMPAIGN_KEYS = (
     "task_version",
     "min_valid_fraction",
     "judge_after_veto",
+    "same_work",
 )
 #: The tables a campaign file may hold.
 TABLES = (

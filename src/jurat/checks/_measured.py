@@ -92,7 +92,7 @@ def measure(source: str, tree: object | None, plan: Plan, config: PythonChecks) 
         run = run_tests(
             {f"{plan.module}.py": source, **plan.tests}, _targets(plan), module=plan.module,
             limits=config.limits, coverage=config.coverage, hypothesis=plan.hypothesis,
-            objects=config.objects,
+            objects=config.objects, skips_fail=config.skips_fail,
         )
     except SandboxError as exc:
         # The message is the host's own (it never quotes the sandboxes' output).
@@ -110,6 +110,7 @@ def measure(source: str, tree: object | None, plan: Plan, config: PythonChecks) 
                 {f"{plan.module}.py": mutant.source, **plan.tests}, _targets(plan),
                 module=plan.module, limits=limits, coverage=False,
                 hypothesis=plan.hypothesis, objects=config.objects,
+                skips_fail=config.skips_fail,
             ).outcome
             results.append({**mutant.model_dump(exclude={"source"}), "outcome": outcome})
     except SandboxError as exc:

@@ -320,12 +320,16 @@ def run_tests(
     coverage: bool = True,
     hypothesis: bool = False,
     objects: Sequence[str] = (),
+    skips_fail: bool = False,
 ) -> SandboxRun:
     """Run pytest on ``tests`` (names in ``files``) against ``files[module + ".py"]``.
 
     The candidate module goes into the candidate sandbox alone; every other
     file goes into the tests sandbox. ``objects``: the candidate's classes whose
     instances the tests may hold (every other value crosses as plain data only).
+    ``skips_fail``: a test the test file skips (a marker, a fixture) fails the run too;
+    by default it is reported as skipped, and a run passes when every other test passed
+    and at least one did. A skip raised in a test's body is always a failure.
     Raises SandboxError when a sandbox
     cannot be created (bwrap missing, namespaces refused, cgroups
     unavailable); every other ending, including timeouts and limit hits, is a
@@ -351,6 +355,7 @@ def run_tests(
         "coverage": coverage,
         "hypothesis": hypothesis,
         "objects": list(objects),
+        "skips_fail": skips_fail,
         "limits": rlimits,
     }
     candidate_config = {

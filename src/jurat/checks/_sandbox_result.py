@@ -251,7 +251,9 @@ def _detail(
     # Written here from enums and counts only: the harness's own words quote test ids.
     collected = len(tests)
     if reason == "all_passed":
-        return f"{collected}/{collected} passed"
+        passed = sum(1 for t in tests if t.outcome == "passed")
+        skipped = collected - passed
+        return f"{passed}/{collected} passed" + (f", {skipped} skipped" if skipped else "")
     if reason == "tests_failed":
         counts: dict[str, int] = {}
         for test in tests:

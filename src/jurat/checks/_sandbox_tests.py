@@ -228,8 +228,13 @@ def _test_outcome(entry: dict[str, Any]) -> str:
     call = phases.get("call")
     if call == "failed" or (call == "passed" and entry["raised"] not in (None, "")):
         return "failed"
-    if "skipped" in phases.values():
+    # A skip decided before the test's body (a marker, a fixture) is the test file's own
+    # condition; one raised in the body, which reads the candidate, may be the candidate's
+    # doing, so it is a failure (issue 37).
+    if phases.get("setup") == "skipped":
         return "skipped"
+    if call == "skipped":
+        return "failed"
     if call == "passed" and entry["called"] and phases.get("teardown") == "passed":
         return "passed"
     return "incomplete"
@@ -309,15 +314,19 @@ def _overall(
         return "error", "collection_error", "collection error: " + where
     if not collected:
         return "error", "no_tests", "no tests collected"
-    bad = [t for t in tests if t["outcome"] != "passed"]
+    skips_fail = bool(config.get("skips_fail"))
+    bad = [t for t in tests if t["outcome"] != "passed"
+           and (skips_fail or t["outcome"] != "skipped")]
+    if not bad and not any(t["outcome"] == "passed" for t in tests):
+        bad = tests  # every test skipped: nothing was shown to pass
+    passed = sum(1 for t in tests if t["outcome"] == "passed")
     if bad:
         counts: dict[str, int] = {}
         for test in bad:
             counts[test["outcome"]] = counts.get(test["outcome"], 0) + 1
         summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        passed = f"{len(collected) - len(bad)}/{len(collected)} passed"
-        return "failed", "tests_failed", f"{passed} ({summary})"
-    return "passed", "all_passed", f"{len(collected)}/{len(collected)} passed"
+        return "failed", "tests_failed", f"{passed}/{len(collected)} passed ({summary})"
+    return "passed", "all_passed", f"{passed}/{len(collected)} passed"
 
 
 def _ended_early(child: dict[str, Any], config: dict[str, Any]) -> tuple[str, str, str]:

@@ -32,8 +32,8 @@ class _Flags(Words):
 
 def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale: str,
                        reviewer: str, key_path: Path | None, out: Path | None,
-                       log_key: Path | None = None, rationale_public: bool = False
-                       ) -> ExitCode:
+                       log_key: Path | None = None, rationale_public: bool = False,
+                       review_version: int | None = None) -> ExitCode:
     """Sign and record the adjudicated review, sign a checkpoint and prove the review in it;
     print where its receipt was written, its ledger entry and the command that verifies it."""
     import pydantic
@@ -79,7 +79,8 @@ def adjudicate_command(ledger_url: str, job: str, *, disposition: str, rationale
         signed = decode_receipt(latest.payload, seq=latest.seq)
         slot = ledger.next_review(latest.campaign_id, latest.artifact_id)
         try:
-            new, decision = adjudicated_receipt(signed, slot, adjudication, key)
+            new, decision = adjudicated_receipt(signed, slot, adjudication, key,
+                                                read=review_version)
         except ServiceRefusal as exc:
             raise ConfigError(exc.diagnostics()) from exc
         ledger_job = adjudication_job(job, slot.version)

@@ -254,6 +254,9 @@ def check(
         "measured and quoted (which tests failed and how, names, assertion lines, output); "
         "without this flag only the gates' outcomes, as a CI log is public. Tests given "
         "with --tests are the caller's own: always shown.")] = False,
+    task: Annotated[str | None, typer.Option(
+        "--task", help="With --campaign, the \\[\\[tasks]] id the candidate answers (needed "
+        "when the campaign has several).")] = None,
 ) -> None:
     """Run the deterministic checks alone; exit 0 pass, 2 a required gate failed, 3 input.
 
@@ -263,7 +266,7 @@ def check(
     from jurat.cli._check import check_command
 
     finish(lambda: check_command(candidate, tests, limits, as_json, campaign=campaign,
-                                 show_hidden=show_hidden_tests))
+                                 show_hidden=show_hidden_tests, task=task))
 
 
 @app.command()
@@ -420,5 +423,5 @@ def main() -> None:
 
 
 # The service's commands, declared on ``app`` after these so that --help lists them after
-# the evaluation commands, as before the split.
-from jurat.cli import _app_service  # noqa: E402, F401
+# the evaluation commands, as before the split; `jurat upstream sign|verify` after them.
+from jurat.cli import _app_service, _upstream  # noqa: E402, F401

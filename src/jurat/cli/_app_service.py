@@ -63,6 +63,10 @@ def serve(
     max_connections_per_address: Annotated[int, typer.Option(
         "--max-connections-per-address", help="Open connections per client IP (503 "
         "above); 0: no cap (behind a proxy).")] = 100,
+    allow_sim: Annotated[bool, typer.Option(
+        "--allow-sim", help="Serve campaigns whose judges include sim (a demo): a submission "
+        "carries no truth label, so sim votes are seeded coin flips. Without it such a "
+        "campaign is refused (exit 3).")] = False,
 ) -> None:
     """Serve campaigns over HTTP (docs/service.md); exit 3 on a configuration error."""
     from jurat.cli._serve import serve_command
@@ -72,7 +76,7 @@ def serve(
                                  host=host, port=port, executor=executor,
                                  ray_address=ray_address, board=board,
                                  replica_id=replica_id, lease_s=lease_s,
-                                 limits=ClientLimits(
+                                 allow_sim=allow_sim, limits=ClientLimits(
                                      max_body_bytes=max_body_bytes,
                                      body_timeout_s=body_timeout,
                                      header_timeout_s=header_timeout,
@@ -92,11 +96,15 @@ def token_create(
         "--ledger", callback=ledger_arg, help="Ledger URL or SQLite file path.")] = None,
     subject: Annotated[str | None, typer.Option(
         "--subject", help="Who holds it (required for contributor).")] = None,
+    new_campaign: Annotated[bool, typer.Option(
+        "--new-campaign", help="The campaign is not served yet: create the token although "
+        "the ledger knows no such campaign id (without it such an id exits 3).")] = False,
 ) -> None:
     """Create a token; it is printed once, alone on the last line, and only its hash kept."""
     from jurat.cli._token import token_create_command
 
-    finish(lambda: token_create_command(ledger, campaign, role, subject))
+    finish(lambda: token_create_command(ledger, campaign, role, subject,
+                                        new_campaign=new_campaign))
 
 
 @token_app.command("revoke")
@@ -128,6 +136,10 @@ def adjudicate(
     log_key: Annotated[Path | None, typer.Option(
         "--log-key", help="Ed25519 key that signs the ledger's checkpoint (default: "
         "<stem>-log.key beside --key, as for `jurat run`).")] = None,
+    review_version: Annotated[int | None, typer.Option(
+        "--review-version", min=1, help="The review version the reviewer read; a job whose "
+        "current review is another is refused (exit 3), so a decision is never applied to "
+        "material the reviewer did not see. Default: the current one.")] = None,
 ) -> None:
     """Settle an escalated decision: a new signed review version and its inclusion proof
     (exit 3 if refused)."""
@@ -136,7 +148,8 @@ def adjudicate(
     finish(lambda: adjudicate_command(ledger, job, disposition=disposition,
                                       rationale=rationale, reviewer=reviewer, key_path=key,
                                       out=out, log_key=log_key,
-                                      rationale_public=public_rationale))
+                                      rationale_public=public_rationale,
+                                      review_version=review_version))
 
 
 @signer_app.command("keygen")

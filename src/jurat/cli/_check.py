@@ -1,4 +1,5 @@
-"""``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--campaign FILE] [--json]``.
+"""``jurat check CANDIDATE.py [--tests TESTS.py] [--limits ...] [--campaign FILE [--task ID]]
+[--json]``.
 
 The deterministic checks alone (``jurat.checks.run_checks``). Exit 0 every required gate
 passed, 2 a required gate did not pass, 3 bad input (nothing was run).
@@ -9,7 +10,9 @@ Which gates are required:
   its ``[checks.python]`` (tests, module, limits, import policy, lint rules), the candidate
   read as ``jurat run`` reads an artifact (``runner.intake_artifact``: the artifact whose
   ``path`` it is, with that artifact's own tests, else as an inline artifact): ``check``
-  and ``run`` then decide the gates alike on the same file;
+  and ``run`` then decide the gates alike on the same file. A campaign ``jurat serve``
+  serves (no ``[[artifacts]]``: its artifacts come over HTTP) is read as the service reads
+  it, and the candidate as a submission: inline, for the task ``--task`` names;
 - without it, ``python.parse``, and ``tests.pass`` when ``--tests`` is given: the others
   are evidence, reported and never a veto. The output says which applied.
 """
@@ -31,7 +34,7 @@ from jurat.checks import CheckReport, run_checks
 from jurat.cli._errors import print_error
 from jurat.cli._exit import ExitCode
 from jurat.cli._text import shown
-from jurat.errors import ConfigError
+from jurat.errors import CampaignError, CampaignErrors, ConfigError
 from jurat.explain import record_lines
 from jurat.models import (
     DEFAULT_HARD_GATES,
@@ -44,6 +47,7 @@ from jurat.models import (
     PythonChecks,
 )
 from jurat.models._invalid import invalid
+from jurat.models._problems import close_match
 
 __all__ = ["check_command", "parse_limits"]
 
@@ -143,33 +147,83 @@ def _standalone(candidate: Path, tests: Path | None, limits: str | None) -> _Pla
                  hard_gates=tuple(hard), why=why)
 
 
-def _as_artifact(campaign: Campaign, candidate: Path) -> tuple[Artifact, str]:
+def _load(path: Path) -> Campaign:
+    """The campaign as `jurat run` loads it; one that lists no artifacts is a campaign
+    `jurat serve` takes its artifacts for over HTTP, loaded as the service loads it."""
+    try:
+        return load_campaign(path)
+    except CampaignError as exc:
+        # "The campaign has no artifacts" is the one problem the served reading does not
+        # have; it reports every other one the first reading found, without that one.
+        problems = exc.problems if isinstance(exc, CampaignErrors) else (exc,)
+        if not any(problem.field == "artifacts" for problem in problems):
+            raise
+    return load_campaign(path, served=True)
+
+
+def _task(campaign: Campaign, task: str | None) -> str | None:
+    """The task the candidate answers: ``--task``, checked against ``[[tasks]]``, or the
+    campaign's one task; ConfigError naming the ids when it cannot be chosen."""
+    ids = [t.id for t in campaign.tasks if t.id is not None]
+    if task is None:
+        if len(campaign.tasks) > 1:
+            raise ConfigError(
+                f"the campaign has {len(campaign.tasks)} tasks, and a candidate answers one "
+                f"of them (fix: add --task ID, one of {', '.join(ids)})")
+        return None  # none, or the one task, which intake gives an artifact naming none
+    if not campaign.tasks:
+        raise ConfigError(f"--task {task!r}: the campaign declares no [[tasks]] (fix: drop "
+                          "--task)")
+    if task not in ids:
+        guess = close_match(task, ids)
+        raise ConfigError(f"--task {task!r} is not one of the campaign's tasks"
+                          + (f"; did you mean {guess!r}?" if guess else "")
+                          + f" (fix: one of {', '.join(ids)})")
+    return task
+
+
+def _as_artifact(campaign: Campaign, candidate: Path, task: str | None = None
+                 ) -> tuple[Artifact, str]:
     """The candidate as ``jurat run`` reads it: the campaign artifact whose ``path`` it is
-    (its own ``tests`` included), else an inline artifact with ``[checks.python] tests``.
-    Both go through intake: paths inside the campaign directory, size caps."""
+    (its own ``tests`` included), else an inline artifact with ``[checks.python] tests``,
+    answering ``task`` (``--task``) as a submission to `jurat serve` names it. Both go
+    through intake: paths inside the campaign directory, size caps, the task's statement.
+    """
     from jurat.runner import intake_artifact
 
     base = Path(campaign.source or ".").resolve().parent
     target = candidate.resolve()
     for index, spec in enumerate(campaign.artifacts):
         if spec.path is not None and (base / spec.path).resolve() == target:
+            one = campaign.tasks[0].id if len(campaign.tasks) == 1 else None
+            if task is not None and (spec.task or one) != task:
+                raise ConfigError(
+                    f"--task {task!r}: {candidate} is the campaign's artifact {spec.id!r}, "
+                    f"which answers {spec.task!r} (fix: drop --task, or check a copy of the "
+                    "file outside the campaign's artifacts)")
             return intake_artifact(campaign, index), f"as its artifact {spec.id!r}"
+    chosen = _task(campaign, task)
     source, _ = _read_text(candidate, "CANDIDATE")
-    inline = ArtifactSpec(id="candidate", text=source, media_type="text/x-python")
+    # The task's own hidden tests, limits and objects ([[tasks]] tests, limits, objects)
+    # come from intake, as for a run's artifact: `artifact.tests` and `artifact.checks`.
+    inline = ArtifactSpec(id="candidate", text=source, media_type="text/x-python",
+                          task=chosen)
     alone = campaign.model_copy(update={"artifacts": (inline,), "datasets": ()})
-    return intake_artifact(alone, 0), "as an inline artifact (not one of its artifacts)"
+    how = ("as a submission (the campaign lists no artifacts)" if not campaign.artifacts
+           and not campaign.datasets else "as an inline artifact (not one of its artifacts)")
+    return intake_artifact(alone, 0), how + (f", for task {chosen!r}" if chosen else "")
 
 
-def _with_campaign(candidate: Path, campaign_path: Path) -> _Plan:
-    """``check --campaign``: the campaign's ``[checks.python]`` and hard gates."""
-    campaign = load_campaign(campaign_path)
+def _with_campaign(candidate: Path, campaign_path: Path, task: str | None = None) -> _Plan:
+    """``check --campaign [--task ID]``: the campaign's ``[checks.python]`` and hard gates."""
+    campaign = _load(campaign_path)
     python = campaign.policy.python
     if python is None:
         raise ConfigError(
             f"{campaign_path}: the campaign has no [checks.python] table, so `jurat run` runs "
             "no deterministic checks on its artifacts (fix: add [checks.python], or check "
             "without --campaign)")
-    artifact, how = _as_artifact(campaign, candidate)
+    artifact, how = _as_artifact(campaign, candidate, task)
     if artifact.media_type != "text/x-python":
         raise ConfigError(
             f"{candidate}: `jurat run` reads it {how} with media type {artifact.media_type}, "
@@ -179,13 +233,14 @@ def _with_campaign(candidate: Path, campaign_path: Path) -> _Plan:
     why = (f"rubric.hard_gates of {campaign_path}, as `jurat run` requires them; "
            f"the candidate read {how}; the others are evidence") if hard else (
         f"none: {campaign_path} names no rubric.hard_gates, so `jurat run` vetoes on no gate")
+    # The config runner/_job.py's deterministic_checks runs a run's artifact under.
     return _Plan(source=artifact.text, sha256=artifact.sha256, tests=artifact.tests or None,
-                 config=python, hard_gates=tuple(hard), why=why)
+                 config=artifact.checks or python, hard_gates=tuple(hard), why=why)
 
 
 def check_command(
     candidate: Path, tests: Path | None, limits: str | None, as_json: bool,
-    *, campaign: Path | None = None, show_hidden: bool = False,
+    *, campaign: Path | None = None, show_hidden: bool = False, task: str | None = None,
 ) -> ExitCode:
     """``jurat check``: print a table or the JSON document; return the exit status.
 
@@ -195,6 +250,9 @@ def check_command(
     printed only with ``show_hidden`` (``--show-hidden``): a CI log is public.
     """
     try:
+        if campaign is None and task is not None:
+            raise ConfigError("--task picks one of a campaign's [[tasks]] (fix: add "
+                              "--campaign FILE, or drop --task)")
         if campaign is None:
             plan = _standalone(Path(candidate), tests, limits)
         elif tests is not None or limits is not None:
@@ -203,7 +261,7 @@ def check_command(
                 f"{given} with --campaign: the campaign's [checks.python] names the tests and "
                 f"limits `jurat run` uses (fix: drop {given}, or drop --campaign)")
         else:
-            plan = _with_campaign(Path(candidate), Path(campaign))
+            plan = _with_campaign(Path(candidate), Path(campaign), task)
         # The arguments runner/_job.py's deterministic_checks passes for a run's artifact.
         report = run_checks(
             plan.source, tests=plan.tests, config=plan.config, hard_gates=plan.hard_gates,

@@ -1,7 +1,8 @@
 """``jurat report SOURCE --html FILE``: the HTML report over a ledger or a receipts directory.
 
 ``--operator`` adds the operator section (report/_operator.py), read from a ledger: a
-receipts directory holds no judge answer or subject output.
+receipts directory holds no judge answer, subject output or record of the hidden tests'
+run, which is what it shows (with what a reviewer reads over HTTP, docs/service.md).
 
 Exit 0 written; 3 the source could not be read (or holds something that is not a jurat
 receipt), ``--operator`` was given a receipts directory, or the page could not be written.
@@ -39,8 +40,8 @@ def report_command(source: str, html: Path, key_path: Path | None, *,
             if operator:
                 raise ConfigError(
                     f"--operator: {source} is a receipts directory, and receipts hold no judge "
-                    "answer or subject output (fix: give the ledger of the run, e.g. "
-                    "sqlite:///jurat.db)")
+                    "answer, subject output or record of the hidden tests' run (fix: give "
+                    "the ledger of the run, e.g. sqlite:///jurat.db)")
             receipts = load_receipt_files(path, key_path=key_path)
         else:
             receipts, record = _receipts_from_ledger(source, key_path, operator=operator)

@@ -23,8 +23,10 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
                   log_key: Path | None, host: str, port: int, executor: str,
                   ray_address: str | None, board: bool = False,
                   replica_id: str | None = None, lease_s: float = 30.0,
-                  limits: ClientLimits | None = None) -> ExitCode:
-    """Serve until interrupted; configuration errors exit 3 before anything is written."""
+                  limits: ClientLimits | None = None, allow_sim: bool = False) -> ExitCode:
+    """Serve until interrupted; configuration errors exit 3 before anything is written.
+    ``allow_sim``: serve campaigns judged by ``sim`` judges, which a submission's missing
+    ``truth`` reduces to seeded coin flips (``check_campaigns``): a demo, never a contest."""
     from jurat.ledger import holder_text, open_ledger
     from jurat.receipts import load_or_create_default_key, load_private_key
     from jurat.runner import RayJobs, RunOptions, check_ray_options, import_ray
@@ -62,7 +64,7 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
     with ledger, contextlib.ExitStack() as held:
         try:
             signer = open_log_signer(choice, ledger)
-            check_campaigns(served, ledger)
+            check_campaigns(served, ledger, allow_sim=allow_sim)
             from jurat.qualify._require import refuse_unqualified
 
             for campaign in served:  # required qualifications, as `jurat run` checks them
@@ -89,6 +91,11 @@ def serve_command(campaigns: list[Path], *, ledger_url: str | None, key_path: Pa
         except ConfigError as exc:
             return print_error(exc, code=ExitCode.INPUT)
         url = f"http://{host}:{port}"
+        simulated = [c.id for c in served if any(j.provider == "sim" for j in c.policy.judges)]
+        if simulated:  # only with --allow-sim: check_campaigns refused them otherwise
+            console.print(f"--allow-sim: the sim judges of {', '.join(simulated)} have no truth "
+                          "label to vote for in a submitted job; their votes are seeded coin "
+                          "flips, not judgments of the work", markup=False, highlight=False)
         # The receipts' files are not the service's (it serves them from the ledger): the
         # tasks' copies go nowhere but a scratch directory on each worker.
         ray = RayJobs(served, address=ray_address, ledger_url=ledger_url, key=key,

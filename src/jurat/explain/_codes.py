@@ -113,6 +113,18 @@ class Reason:
         return {f.name: v for f in fields(self) if (v := getattr(self, f.name)) is not None}
 
 
+#: The fold's codes about what the panel's votes said. When no judge was asked, the kind's
+#: rule still speaks of votes (a rubric's ``too few independent votes: 0 of 3 required``,
+#: a criteria outcome ``unsure, 0/5``), and those words stay in the signed reasons, which
+#: re-derive character for character (docs/receipt-format.md §8.8); as codes they are not
+#: reasons: ``judges_not_asked`` says why there are no votes, and the gates before it why
+#: the decision is what it is.
+_VOTE_CODES = frozenset({
+    "too_few_votes", "too_few_families", "no_majority", "low_agreement", "panel_disagrees",
+    "adjudication_required", "below_minimum", "below_threshold", "votes_agree", "judge_votes",
+})
+
+
 def _fold_code(sentence: str) -> str:
     return next((code for pattern, code in _FOLD_REASONS if pattern.match(sentence)), "other")
 
@@ -131,13 +143,15 @@ def reason_codes(policy: Policy, gates: Sequence[GateOutcome], d: Decision, *,
     """The decision's reasons as codes: required gates without a pass first (the veto and
     what it made skip), then why no judge was asked (``judges_asked`` False: the run's
     ``judges_skipped``, a receipt's ``inputs.judges_skipped``), the criteria that did not
-    pass, the fold's own reasons, and gates that failed without being required."""
+    pass, the fold's own reasons, and gates that failed without being required. Without a
+    judge asked, what the kind's rule says of the votes there were none of is left out
+    (``_VOTE_CODES``): a reject by a failed gate is the gate, not "too few votes"."""
     out: list[Reason] = []
     required = not_passed(policy.hard_gates, gates)
     out += [Reason("gate_not_passed", gate=g, outcome=o) for g, o in required]
     if not judges_asked:
         out.append(Reason("judges_not_asked", outcome=_skipped_why(gates)))
-    for c in d.criteria:
+    for c in d.criteria if judges_asked else ():
         if c.gate != "pass":
             top, _, n = c.agreement_votes.partition("/")
             out.append(Reason("criterion_not_passed", judge=c.judge, criterion=c.criterion_id,
@@ -147,6 +161,8 @@ def reason_codes(policy: Policy, gates: Sequence[GateOutcome], d: Decision, *,
         # Criteria reasons are the criteria above and the veto; the others' are sentences.
         for sentence in d.reasons:
             reason = Reason(_fold_code(sentence))
+            if not judges_asked and reason.code in _VOTE_CODES:
+                continue
             if not sentence.startswith("required gate ") and reason not in out:
                 out.append(reason)
     named = {g for g, _ in required}

@@ -27,6 +27,7 @@ EntryKind = Literal[
     "sample_recorded",
     "claims_extracted",
     "checks_recorded",
+    "work_claimed",
     "transport_retry",
     "transport_failed",
     "evaluation_failed",

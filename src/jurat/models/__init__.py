@@ -55,6 +55,7 @@ from jurat.models._policy import (
     Policy,
     RiskTier,
     Rubric,
+    SameWork,
 )
 from jurat.models._taint import Origin, TaintError, Untrusted
 from jurat.models._visible import visible
@@ -108,6 +109,7 @@ __all__ = [
     "RiskTier",
     "Rollout",
     "Rubric",
+    "SameWork",
     "StabilityGate",
     "TaintError",
     "Tone",

@@ -4,6 +4,7 @@ from pydantic import Field, model_validator
 
 from jurat.canonical import KEYED_DIGEST, canonical_json, sha256_digest
 from jurat.models._base import Frozen
+from jurat.models._checks import PythonChecks
 from jurat.models._grounding import GroundedClaim
 from jurat.models._problems import Problem, raise_problems
 from jurat.models._taint import Untrusted
@@ -138,6 +139,9 @@ class Artifact(Frozen):
     """Second part (pairs)."""
     tests: dict[str, str] = Field(default_factory=dict)
     """Test files by name, for code artifacts."""
+    checks: PythonChecks | None = None
+    """The ``[checks.python]`` its code checks run under when its task sets its own limits
+    or objects (``models._task.task_checks``); None: the campaign's."""
     input: str | None = None
     """criteria kind: the test-case input; ``text`` is then the subject's output."""
     target: Untrusted | None = None

@@ -12,7 +12,12 @@ from jurat.models._monitor import MonitorBounds
 from jurat.models._policy import Policy
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 from jurat.models._suite_gate import SuiteGate, suite_gate_problems
-from jurat.models._task import TaskSpec, task_kind_problems, task_problems
+from jurat.models._task import (
+    TaskSpec,
+    task_checks_problems,
+    task_kind_problems,
+    task_problems,
+)
 from jurat.models._truth import SIM_LABELS
 
 #: A campaign kind's judge task, as the sim judge names it (judges/_plan.py).
@@ -191,6 +196,7 @@ class Campaign(Frozen):
             + truth_problems(policy.kind, items, [a.truth for a in self.artifacts])
             + task_problems(self.tasks, [a.task for a in self.artifacts])
             + task_kind_problems(self.tasks, policy.kind)
+            + task_checks_problems(self.tasks, policy.python)
             + ([] if served else claim_artifact_problems(policy, self))
             + budget_problems(self.budget, policy.judges, policy.subject, served=served)
             + suite_gate_problems(self.gate, policy.kind))

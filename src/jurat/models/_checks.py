@@ -53,6 +53,11 @@ class PythonChecks(Frozen):
     """Run mutation sensitivity (costs one test run per mutant)."""
     max_mutants: int = Field(20, ge=0, le=500)
     """Upper bound on mutants executed per candidate."""
+    skips_fail: bool = Field(False, strict=True, exclude_if=lambda on: on is False)
+    """A test the test file itself skips (a ``skip``/``skipif`` marker, a fixture) fails the
+    run too. Off: it is reported as skipped, and the run passes when every other test
+    passed and at least one did. A skip raised in a test's body, which reads the
+    candidate, is always a failure. Absent from the policy when off."""
     objects: tuple[
         Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")], ...
     ] = Field((), max_length=64, exclude_if=lambda names: not names)

@@ -16,6 +16,8 @@ from jurat.models._judge import JudgeConfig, family_problems
 from jurat.models._problems import Problem, close_match, duplicate_problems, raise_problems
 
 Kind = Literal["rubric", "pairwise", "criteria", "equivalence"]
+SameWork = Literal["default", "bytes", "text", "python-tokens", "python-ast", "answer"]
+"""What counts as the same piece of work (``[campaign] same_work``, checks/_work.py)."""
 
 #: The score keys of the seed's ARCV Judge Decision v1 schema; rubric criteria must be among them.
 ARCV_SCORE_KEYS = ("correctness", "reasoning", "adherence", "presentation")
@@ -289,6 +291,13 @@ class Policy(Frozen):
     """criteria kind: the prompt template under test; ``{input}`` is the test-case input."""
     min_valid_fraction: float = Field(0.5, gt=0, le=1)
     """A judge counts as a substantive vote only with at least this share of valid samples."""
+    same_work: SameWork = Field("default", exclude_if=lambda rule: rule == "default")
+    """What counts as one piece of work, paid once to its first submitter (issue 37,
+    checks/_work.py): ``default`` (Python modulo formatting and comments, other text modulo
+    surrounding whitespace and Unicode normalisation), ``bytes``, ``text``,
+    ``python-tokens``, and the opt-in ``python-ast`` (also docstrings and local names) and
+    ``answer`` (the canonical value of a final answer). Written into the policy only when
+    not ``default``, so a campaign that does not set it keeps its policy digest."""
     judge_after_veto: bool = Field(False, strict=True, exclude_if=lambda on: on is False)
     """Ask the judges about an artifact whose required gate ran and failed.
 

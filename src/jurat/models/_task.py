@@ -10,13 +10,16 @@ into the job identity and the receipt (docs/receipt-format.md §6.4).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from jurat.models._base import Frozen
+from jurat.models._checks import Limits, PythonChecks
 from jurat.models._problems import Problem, close_match, raise_problems
 
-__all__ = ["TASKED_KINDS", "TaskSpec", "resolve_task", "task_kind_problems", "task_problems"]
+__all__ = ["TASKED_KINDS", "TaskSpec", "resolve_task", "task_checks", "task_checks_problems",
+           "task_kind_problems", "task_problems"]
 
 
 class TaskSpec(Frozen):
@@ -33,6 +36,18 @@ class TaskSpec(Frozen):
     intake, never sent to a judge, a contributor or a receipt."""
     reference_path: str | None = None
     """File holding ``reference``, inside the campaign directory."""
+    tests: str | None = None
+    """The task's own hidden tests (a pytest file inside the campaign directory): its
+    artifacts run these instead of ``[checks.python] tests`` (an artifact's own ``tests``
+    still replaces both). Needs ``[checks.python]``."""
+    limits: Limits | None = None
+    """The sandbox limits of its artifacts' test runs, instead of ``[checks.python]
+    limits`` (recorded in each ``tests.pass`` gate)."""
+    objects: tuple[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")], ...
+    ] | None = Field(None, max_length=64)
+    """The classes its tests may hold instances of, instead of ``[checks.python]
+    objects`` (docs/checks.md, "The tests' view of the artifact")."""
 
     @model_validator(mode="after")
     def _one_statement(self) -> TaskSpec:
@@ -111,3 +126,29 @@ def task_kind_problems(tasks: Sequence[TaskSpec], kind: str) -> list[Problem]:
     return [Problem(("tasks",), f"[[tasks]] statements are read by rubric, pairwise and "
                     f"criteria judges; this campaign is of kind {kind!r}, whose judges never "
                     "see one", "remove [[tasks]] (an artifact's task may stay a free label)")]
+
+
+def task_checks(task: TaskSpec, python: PythonChecks | None) -> PythonChecks | None:
+    """The ``[checks.python]`` a task's artifacts run under: the campaign's, with the
+    task's ``limits`` and ``objects`` where it gives them."""
+    if python is None:
+        return None
+    update: dict[str, object] = {}
+    if task.limits is not None:
+        update["limits"] = task.limits
+    if task.objects is not None:
+        update["objects"] = task.objects
+    return python.model_copy(update=update) if update else python
+
+
+def task_checks_problems(tasks: Sequence[TaskSpec], python: PythonChecks | None
+                         ) -> list[Problem]:
+    """A task's tests, limits or objects need the campaign's ``[checks.python]``: without
+    it no code check runs, and the task's tests would silently never run."""
+    if python is not None:
+        return []
+    return [Problem(("tasks", i, key), f"task {t.id or i!r} sets {key}, and the campaign has "
+                    "no [checks.python], so no test ever runs",
+                    "add a [checks.python] table (it may name no tests of its own)")
+            for i, t in enumerate(tasks)
+            for key in ("tests", "limits", "objects") if getattr(t, key) is not None]

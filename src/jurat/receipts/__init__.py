@@ -3,7 +3,8 @@
 Build a statement from the fold's inputs and output, sign it with a local key
 (ECDSA P-256 by default), and verify it offline in numbered steps that end by
 re-running the fold on the signed inputs. The format is specified, byte for
-byte, in ``docs/receipt-format.md``.
+byte, in ``docs/receipt-format.md``. ``sign_upstream`` signs the Stage 1/2 receipts a
+campaign's ``[upstream]`` takes, with the same keys and bundle.
 """
 
 from jurat.canonical import loads_strict
@@ -48,6 +49,12 @@ from jurat.receipts._statement import (
     sign_statement,
     statement_document,
 )
+from jurat.receipts._upstream_sign import (
+    UPSTREAM_PREDICATE_TYPE,
+    UpstreamPredicate,
+    sign_upstream,
+    upstream_time,
+)
 from jurat.receipts._verify import (
     INCLUSION_STEP,
     STEPS,
@@ -70,11 +77,13 @@ __all__ = [
     "RECEIPT_SUFFIX",
     "STATEMENT_TYPE",
     "STEPS",
+    "UPSTREAM_PREDICATE_TYPE",
     "InclusionCheck",
     "PrivateKey",
     "PublicKey",
     "Statement",
     "StatementInputs",
+    "UpstreamPredicate",
     "VerifyReport",
     "VerifyStep",
     "adjudicated_statement",
@@ -103,7 +112,9 @@ __all__ = [
     "replay_fidelity_level_for",
     "sign_statement",
     "sign_statement_keyless",
+    "sign_upstream",
     "signing_key_id",
     "statement_document",
+    "upstream_time",
     "verify_bundle",
 ]

@@ -112,6 +112,16 @@ class EvidencePart(Frozen):
     """The items in citation order (index 0 is the artifact)."""
 
 
+class WorkRef(Frozen):
+    """``predicate.inputs.work``: the piece of work the artifact is (issue 37)."""
+
+    rule: str = Field(pattern=r"^jurat\.work/v[0-9]+/[a-z-]+$")
+    """``jurat.work/v1/<rule>``: the normalisation that applied (docs/receipt-format.md
+    §6.4.2)."""
+    sha256: str = Field(pattern=_SHA256)
+    """Lowercase hex SHA-256 of the normalised work."""
+
+
 class InputsPart(Frozen):
     """``predicate.inputs``: what the evaluation was bound to besides the policy."""
 
@@ -150,6 +160,13 @@ class InputsPart(Frozen):
     """``hmac-sha256:<hex>`` of that reference answer under the campaign's reference key
     (docs/receipt-format.md §11): operator material, so its keyed digest and never its text
     or a plain digest; absent without one."""
+    work: WorkRef | None = Field(None, exclude_if=_absent)
+    """The piece of work the artifact is, under the campaign's ``same_work`` rule: what a
+    settlement pays for once; absent in receipts written before issue 37."""
+    duplicate_of: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
+    """The job that first submitted this work, when that was another contributor's: the
+    ledger's first ``work_claimed`` entry of the work names it. The first submitter owns
+    the work; a settlement of a copy is refused (docs/signer.md). Absent otherwise."""
     input_sha256: str | None = Field(None, pattern=_SHA256, exclude_if=_absent)
     """sha256 of the input a criteria artifact's given output answers (its judges read both;
     the subject is the output's digest); absent otherwise: a ``[subject]``'s artifact digest

@@ -68,6 +68,7 @@ from jurat.receipts._predicate import (
     Subject,
     TaskRef,
     UpstreamReceipt,
+    WorkRef,
 )
 
 #: Tolerance for float fields of the decision (their exact companions compare exactly).
@@ -86,6 +87,8 @@ INPUT_KEYS = (
     "evidence_bundle",
     "judges_skipped",
     "claim_extraction",
+    "work",
+    "duplicate_of",
 )
 
 
@@ -189,6 +192,8 @@ def _inputs(
         # The question a given output answers (no [subject]): the subject digest is the
         # output's, so the input is bound here, as the job identity binds it.
         input_sha256=_given_input(artifact),
+        work=None if given.get("work") is None else WorkRef.model_validate(given["work"]),
+        duplicate_of=given.get("duplicate_of"),
     )
 
 

@@ -56,6 +56,15 @@ from jurat.runner._upstream import (
     known_from_ledger,
     stage_keys,
 )
+from jurat.runner._work import (
+    WORK_RULES,
+    Work,
+    duplicate_of,
+    same_work,
+    work_claim,
+    work_key,
+    work_of,
+)
 
 __all__ = [
     "EXPLAINED_KINDS",
@@ -119,4 +128,11 @@ __all__ = [
     "wide_console",
     "write_proofs",
     "workers_for",
+    "WORK_RULES",
+    "Work",
+    "duplicate_of",
+    "same_work",
+    "work_claim",
+    "work_key",
+    "work_of",
 ]

@@ -37,7 +37,7 @@ from jurat.judges._destinations import check_destinations as _check_policy
 from jurat.models import Artifact, ArtifactSpec, Campaign, Policy, Untrusted, visible
 from jurat.models._artifact import PAIR_MEDIA_TYPE, pair_digest
 from jurat.models._grounding import WORK_CLAIM_PREFIXES, GroundedClaim
-from jurat.models._task import resolve_task
+from jurat.models._task import TaskSpec, resolve_task, task_checks
 
 __all__ = [
     "EXPLAINED_KINDS",
@@ -128,6 +128,17 @@ def _check_replay_files(campaign: Campaign) -> None:
 #: The campaign kinds whose judges read a contributor's explanation (their prompts'
 #: EXPLANATION block, judges/_prompts.py ``_with_context``).
 EXPLAINED_KINDS = ("rubric", "pairwise")
+
+
+def _task_of(campaign: Campaign, spec: ArtifactSpec) -> tuple[int, TaskSpec | None]:
+    """The task ``spec`` names, with its place in ``[[tasks]]``; None when the campaign has
+    none or it does not resolve (``_task_and_explanation`` refuses that, naming the field)."""
+    if not campaign.tasks:
+        return -1, None
+    task = resolve_task(campaign.tasks, spec.task)
+    if isinstance(task, tuple):
+        return -1, None
+    return campaign.tasks.index(task), task
 
 
 def _task_and_explanation(campaign: Campaign, spec: ArtifactSpec, where: str,
@@ -269,13 +280,16 @@ def intake_spec(
     limits = campaign.intake
     tests: dict[str, str] = {}
     policy = campaign.policy
-    tests_rel = spec.tests or (campaign.tests_path if policy.python else None)
+    # The artifact's own tests, else its task's (issue 37), else the campaign's.
+    task_index, task = _task_of(campaign, spec)
+    tests_rel, tests_field = (spec.tests, f"{where}.tests") if spec.tests else (
+        (task.tests, f"tasks[{task_index}].tests") if task is not None and task.tests else
+        (campaign.tests_path if policy.python else None, "checks.python.tests"))
     if tests_rel:
         cache = {} if cache is None else cache
         if tests_rel not in cache:
             if len(cache) >= _CACHED:
                 del cache[next(iter(cache))]  # the oldest: rows usually share a few files
-            tests_field = f"{where}.tests" if spec.tests else "checks.python.tests"
             cache[tests_rel] = read_tests(campaign, tests_rel, tests_field)
         tests[Path(tests_rel).name] = cache[tests_rel]
 
@@ -286,6 +300,9 @@ def intake_spec(
     common: dict[str, Any] = {"id": spec.id, "truth": spec.truth, "contributor": spec.contributor,
               "task": spec.task, "tests": tests, "upstream": spec.upstream,
               **_task_and_explanation(campaign, spec, where, cache)}
+    checks = task_checks(task, policy.python) if task is not None else None
+    if checks is not None and checks is not policy.python:
+        common["checks"] = checks
     if spec.target is not None or spec.target_path is not None:
         common["target"] = target = _target(campaign, spec, where, read_artifact)
         common["reference_hmac"] = reference_key(campaign).digest(target.reveal())

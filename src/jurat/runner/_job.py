@@ -154,7 +154,7 @@ async def deterministic_checks(policy: Policy, artifact: Artifact,
             raise JuratError(f"campaign {policy.id}: its code checks need a CheckPool "
                              "(runner/_job.py, check_pool), and its runner was given none")
         report = await checks.run(
-            artifact.text, tests=artifact.tests or None, config=policy.python,
+            artifact.text, tests=artifact.tests or None, config=artifact.checks or policy.python,
             hard_gates=hard_gates, artifact_sha256=artifact.sha256,
         )
         return Checked(list(report.gates), list(report.evidence), report.reference_detail,

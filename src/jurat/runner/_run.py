@@ -101,6 +101,7 @@ from jurat.runner._rerun import execution_job, judged_job
 from jurat.runner._selection import Selection
 from jurat.runner._stream import still_as_checked, stream_jobs
 from jurat.runner._upstream import RunUpstream
+from jurat.runner._work import Work, duplicate_of, work_claim, work_key, work_of
 from jurat.runner._work_claims import claims_identity, with_extracted_claims
 
 if TYPE_CHECKING:
@@ -392,6 +393,9 @@ class JobRunner:
     async def _evaluate(self, job: str, artifact: Artifact, execution: Execution | None,
                         recorded: list[Vote], *, executed_now: bool,
                         given: dict[str, JsonValue] | None = None) -> JobResult:
+        # Issue 37: the work this is, and whether another contributor submitted it first.
+        work = work_of(self.policy.same_work, artifact)
+        first = await self._claim_work(job, artifact, work)
         checked = await deterministic_checks(self.policy, artifact, self.checks)
         if checked.record is not None:
             # Operator-only; the receipt binds it by the commitment its gates carry.
@@ -434,7 +438,10 @@ class JobRunner:
         inputs: dict[str, JsonValue] = {
             "task": artifact.task, "contributor": artifact.contributor, "upstream_receipts": [],
             "evidence_bundle": bundle.digest, "job_id": job, **(given or {}),
+            "work": work.model_dump(mode="json"),
         }
+        if first is not None:
+            inputs["duplicate_of"] = first
         if skipped is not None:
             inputs["judges_skipped"] = skipped
         if extraction is not None:
@@ -464,6 +471,20 @@ class JobRunner:
             record=checked.record,
             receipt_seq=entry.seq,
         )
+
+    async def _claim_work(self, job: str, artifact: Artifact, work: Work) -> str | None:
+        """Record that ``job`` submitted ``work`` (unless it did already: the service records
+        it on submission, so its order is the submissions'), and return the job that
+        submitted it first, when that job is another contributor's. Read again after the
+        append: the ledger's order decides, whatever another process appended meanwhile."""
+        key = work_key(self.campaign.id, artifact.task, work)
+        claims = list(self.ledger.entries(job_id=key, kind="work_claimed"))
+        if not any(claim.payload.get("job") == job for claim in claims):
+            await self.log.append("work_claimed", key,
+                                  work_claim(job, work, artifact.contributor),
+                                  campaign_id=self.campaign.id, artifact_id=artifact.id)
+            claims = list(self.ledger.entries(job_id=key, kind="work_claimed"))
+        return duplicate_of(claims, job, artifact.contributor)
 
     def _review_slot(self, artifact: Artifact) -> ReviewSlot:
         if self.history is not None and artifact.id not in self.history.receipted:

@@ -8,8 +8,9 @@ only, since exception text from deeper layers may quote what a contributor must 
 """
 
 
+import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -28,7 +29,7 @@ from jurat.service._board import BoardCache
 from jurat.service._errors import LEDGER_UNAVAILABLE, RETRY_SOON, ServiceRefusal
 from jurat.service._guard import PRINCIPAL_KEY, Guard, service_precheck
 from jurat.service._limits import ClientLimits, body_limit
-from jurat.service._listing import job_view, list_jobs
+from jurat.service._listing import job_view, list_jobs, shown_status
 from jurat.service._models import (
     AdjudicationAccepted,
     AdjudicationRequest,
@@ -42,11 +43,13 @@ from jurat.service._models import (
     JobAccepted,
     JobOut,
     JobRequest,
+    JobReview,
     JobsPage,
-    JobStatus,
     ListedDisposition,
+    ShownStatus,
 )
 from jurat.service._query import guarded
+from jurat.service._review import job_review
 from jurat.service._service import Service
 from jurat.service._tokens import Principal, TokenStore
 
@@ -72,6 +75,25 @@ _KNOWN_KEYS = frozenset(
 
 
 _HINTS = {"status": "; the jobs awaiting adjudication: GET /v1/jobs?disposition=escalate"}
+
+
+class UntrustedJSON(JSONResponse):
+    """JSON whose strings spell ``<``, ``>`` and ``&`` as ``\\u003c``, ``\\u003e``,
+    ``\\u0026`` (the same JSON, parsed), sent with ``nosniff``: the reviewer's view carries
+    markup the contributor or a judge wrote, and its bytes then hold none that a client
+    which sniffs or embeds them could render (docs/service.md, "The reviewer's view")."""
+
+    _SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+    def __init__(self, content: Any, status_code: int = 200,
+                 headers: Mapping[str, str] | None = None, **rest: Any) -> None:
+        super().__init__(content, status_code, {"X-Content-Type-Options": "nosniff",
+                                                **(headers or {})}, **rest)
+
+    def render(self, content: Any) -> bytes:
+        # Outside strings JSON has none of the three characters, so only strings change.
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None,
+                          separators=(",", ":")).translate(self._SAFE).encode("utf-8")
 
 
 def _known(loc: Any) -> list[str | int]:
@@ -211,13 +233,14 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
               dependencies=guarded(principal))
     async def submit(campaign_id: str, body: JobRequest, who: Who) -> JobAccepted:
         """Submit a job; 202 once it is durable. The same body again gives the same job."""
-        state = await service().submit(who, campaign_id, body)
-        return JobAccepted(job_id=state.job_id, status=state.status)
+        svc = service()
+        state = await svc.submit(who, campaign_id, body)
+        return JobAccepted(job_id=state.job_id, status=shown_status(svc, state)[0])
 
     @app.get("/v1/jobs", responses=_ERRORS, dependencies=guarded(
         principal, "campaign_id", "status", "disposition", "limit", "cursor"))
     async def jobs(who: Who, campaign_id: Annotated[str | None, Query(max_length=200)] = None,
-                   status: JobStatus | None = None,
+                   status: ShownStatus | None = None,
                    disposition: ListedDisposition | None = None,
                    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                    cursor: Annotated[str | None, Query(max_length=18,
@@ -225,7 +248,7 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
                    ) -> JobsPage:
         """The jobs the token may read, oldest first, paged: a contributor's own, every
         job of the scope for operator and reviewer. ``?disposition=escalate`` is the
-        reviewer's queue: the jobs awaiting an adjudication."""
+        reviewer's queue: the jobs awaiting an adjudication (a superseded job is in none)."""
         return list_jobs(service(), who, campaign_id=campaign_id, status=status,
                          disposition=disposition, limit=limit,
                          cursor=int(cursor) if cursor else None)
@@ -270,13 +293,26 @@ def create_app(open_service: Callable[[], Any], tokens: TokenStore, *,
         result: dict[str, Any] = svc.ledger.prove_entries([seq])[0].model_dump(mode="json")
         return result
 
+    @app.get("/v1/jobs/{job_id}/review", responses=_ERRORS, response_class=UntrustedJSON,
+             dependencies=guarded(principal))
+    async def review(job_id: str, who: Who) -> JobReview:
+        """The reviewer's view (operator and reviewer tokens): the work, the contributor's
+        explanation, the task statement, the gates and the operator's record of the hidden
+        tests' run, every judge's answer and rationale, the duplicate relation and the
+        review history. Text the contributor or a judge wrote is a JSON string marked
+        ``"untrusted": true``: show it as text, never as markup."""
+        return await job_review(service(), who, job_id)
+
     @app.post("/v1/jobs/{job_id}/adjudication", status_code=202, responses=_ERRORS,
               dependencies=guarded(principal))
     async def adjudication(job_id: str, body: AdjudicationRequest, who: Who
                            ) -> AdjudicationAccepted:
-        """A reviewer settles an escalated decision: a new signed review version."""
+        """A reviewer settles an escalated decision: a new signed review version.
+        ``review_version`` names the version the reviewer read (409 when the job's latest is
+        another); a superseded job is refused (409), naming the job that superseded it."""
         version = await service().adjudicate(who, job_id, body.disposition, body.rationale,
-                                             rationale_public=body.rationale_public)
+                                             rationale_public=body.rationale_public,
+                                             review_version=body.review_version)
         return AdjudicationAccepted(job_id=job_id, review_version=version)
 
     @app.get("/v1/campaigns/{campaign_id}/decisions", responses=_ERRORS,
@@ -323,7 +359,8 @@ def _page(svc: Service, campaign_id: str, limit: int, cursor: int | None) -> Dec
             job_id=str(entry.payload.get("adjudicates", entry.job_id)),
             artifact_id=str(predicate["artifact"]["id"]),
             review_version=int(entry.payload["review_version"]),
-            decision=predicate["decision"]))
+            decision=predicate["decision"],
+            duplicate_of=predicate["inputs"].get("duplicate_of")))
         last = entry.seq
     return DecisionsPage(decisions=rows, next=str(last) if more and last is not None else None)
 

@@ -9,11 +9,12 @@ entry is committed. On start, every ``job_received`` with a ``service`` object a
 receipt is run again through the runner, which resumes from the recorded samples and never
 draws one twice (runner/_run.py).
 
-A job whose artifact bytes another job of the same campaign submitted first is marked a
-duplicate of that first job (``FirstJobs``), at submission and again, from the ledger's
-order, on start. It still runs and gets its receipt: the settlement signer is what pays
-one piece of work once (docs/signer.md). Only the operator and the reviewer see the mark,
-since the first job may be another contributor's.
+A job whose work (its normalised form, runner/_work.py) another contributor's job of the
+same campaign submitted first is marked a duplicate of that first job: each submission's
+``work_claimed`` entry follows its ``job_received``, and the ledger's order of those
+entries decides, on every replica alike. It still runs and gets its receipt, which names
+the first (``inputs.duplicate_of``), and the settlement signer refuses to pay a copy
+(docs/signer.md). Every role that may read the job sees the mark, as in the receipt.
 
 An adjudicated review is a receipt of its own ledger job (the ledger keeps one receipt per
 job), ``adjudication_job(job, version)``, whose payload names the job it reviews
@@ -36,7 +37,6 @@ from jurat.service._models import JobStatus
 
 __all__ = [
     "SERVICE_KEY",
-    "FirstJobs",
     "JobState",
     "adjudication_job",
     "job_identity",
@@ -72,8 +72,13 @@ class JobState:
     durable: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once its ``job_received`` entry is committed."""
     duplicate_of: str | None = None
-    """The first job of the campaign with the same artifact bytes, when this is not it
-    (``FirstJobs``); for the operator's and the reviewer's eyes only."""
+    """The job that first submitted this job's work, when that was another contributor's
+    (``Service.duplicate_of``, runner/_work.py)."""
+    work_key: str | None = None
+    """The ledger job id of its work's ``work_claimed`` entries; None for a job recorded
+    before issue 37."""
+    work_known: bool = False
+    """Whether ``duplicate_of`` was read from the ledger (after the job's own claim)."""
     received_seq: int = 0
     """The ledger seq of its ``job_received`` entry (0 until durable): listings are in
     this order, oldest first, and page on it."""
@@ -89,26 +94,6 @@ class JobState:
             self.settled.set()
         else:
             self.settled.clear()
-
-
-@dataclass
-class FirstJobs:
-    """The first job of each (campaign, artifact digest): what a later job with the same
-    bytes is a duplicate of, whatever its artifact id, contributor or assignment."""
-
-    first: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(campaign id, artifact sha256) -> the first job's id."""
-
-    def claim(self, campaign_id: str, artifact_sha256: str, job_id: str) -> str | None:
-        """The first job with these bytes, if another job claimed them; else ``job_id``
-        becomes it and None is returned."""
-        first = self.first.setdefault((campaign_id, artifact_sha256), job_id)
-        return None if first == job_id else first
-
-    def release(self, campaign_id: str, artifact_sha256: str, job_id: str) -> None:
-        """Forget ``job_id`` as the first job (its submission was never recorded)."""
-        if self.first.get((campaign_id, artifact_sha256)) == job_id:
-            del self.first[campaign_id, artifact_sha256]
 
 
 def ledger_artifact_id(artifact_id: str, contributor: str | None) -> str:
@@ -153,8 +138,10 @@ def adjudication_job(job_id: str, version: int) -> str:
 
 def received_payload(policy_sha256: str, campaign: Campaign, artifact: Artifact, *,
                      submitted_id: str, contributor: str | None, assignment: str | None,
-                     upstream: tuple[dict[str, JsonValue], ...]) -> dict[str, JsonValue]:
-    """The ``job_received`` payload: `jurat run`'s fields plus the ``service`` object."""
+                     upstream: tuple[dict[str, JsonValue], ...],
+                     work_key: str | None = None) -> dict[str, JsonValue]:
+    """The ``job_received`` payload: `jurat run`'s fields plus the ``service`` object
+    (with ``work_key``, where the job's ``work_claimed`` entries are, runner/_work.py)."""
     return {
         "artifact_sha256": artifact.sha256, "policy_sha256": policy_sha256,
         "task_version": campaign.policy.task_version, "evaluator": f"jurat/{__version__}",
@@ -163,6 +150,7 @@ def received_payload(policy_sha256: str, campaign: Campaign, artifact: Artifact,
             "artifact_id": submitted_id, "contributor": contributor, "assignment": assignment,
             "media_type": artifact.media_type, "task": artifact.task, "text": artifact.text,
             "upstream_receipts": [dict(u) for u in upstream],
+            **({"work_key": work_key} if work_key is not None else {}),
             # The contributor's claims, for re-intake on resume (the operator's ledger only).
             **({"claims": [c.text for c in artifact.claims]} if artifact.claims else {}),
             # The contributor's text, kept in the operator's ledger for re-intake on resume.

@@ -3,9 +3,11 @@
 What a token may list is ``Service.jobs_for``'s rule (a contributor its own jobs only);
 each row is the job view ``GET /v1/jobs/{job_id}`` gives the same token (``job_view``),
 so a listing shows nothing the single view would not. A reviewer's queue is
-``?disposition=escalate``: the jobs whose latest review escalates, that is, awaiting an
-adjudication (an adjudicated review is accept or reject). Pages follow the ledger order
-of the jobs' ``job_received`` entries; the cursor is the last row's seq, as in
+``?disposition=escalate``: the decided jobs whose latest review escalates, that is, awaiting
+an adjudication (an adjudicated review is accept or reject). A job whose artifact has a
+later review, another job's, is ``superseded`` (``_history``): it can no longer be settled,
+so it is in no disposition's list. Pages follow the ledger order of the jobs'
+``job_received`` entries; the cursor is the last row's seq, as in
 ``/v1/campaigns/{cid}/decisions``.
 """
 
@@ -14,19 +16,27 @@ from __future__ import annotations
 from jurat.receipts import read_statement
 from jurat.service._errors import ServiceRefusal
 from jurat.service._jobs import JobState
-from jurat.service._models import JobOut, JobsPage, JobStatus, ListedDisposition
+from jurat.service._models import JobOut, JobsPage, ListedDisposition, ShownStatus
 from jurat.service._service import Service
 from jurat.service._tokens import Principal
 
-__all__ = ["job_view", "list_jobs"]
+__all__ = ["job_view", "list_jobs", "shown_status"]
+
+
+def shown_status(svc: Service, state: JobState) -> tuple[ShownStatus, str | None]:
+    """The job's status as every view shows it, and the job that superseded it."""
+    later = svc.artifact_reviews.superseded_by(state)
+    return ("superseded", later.job_id) if later is not None else (state.status, None)
 
 
 def job_view(svc: Service, who: Principal, state: JobState) -> JobOut:
-    """The job as ``who`` may see it (``duplicate_of`` only for operator and reviewer)."""
+    """The job as ``who`` may see it (``duplicate_of`` as ``Service.duplicate_of`` says)."""
     decision, version = svc.decision_of(state)
+    status, superseded_by = shown_status(svc, state)
     return JobOut(job_id=state.job_id, campaign_id=state.campaign_id,
-                  artifact_id=state.artifact_id, status=state.status, decision=decision,
-                  review_version=version, duplicate_of=svc.duplicate_of(who, state))
+                  artifact_id=state.artifact_id, status=status, decision=decision,
+                  review_version=version, duplicate_of=svc.duplicate_of(who, state),
+                  superseded_by=superseded_by)
 
 
 def _disposition(svc: Service, state: JobState) -> str | None:
@@ -42,7 +52,7 @@ def _disposition(svc: Service, state: JobState) -> str | None:
 
 
 def list_jobs(svc: Service, who: Principal, *, campaign_id: str | None,
-              status: JobStatus | None, disposition: ListedDisposition | None, limit: int,
+              status: ShownStatus | None, disposition: ListedDisposition | None, limit: int,
               cursor: int | None) -> JobsPage:
     """One page of the jobs ``who`` may read that match every filter given."""
     if campaign_id is not None and (campaign_id not in svc.served
@@ -60,11 +70,13 @@ def list_jobs(svc: Service, who: Principal, *, campaign_id: str | None,
             continue
         if campaign_id is not None and state.campaign_id != campaign_id:
             continue
-        if status is not None and state.status != status:
-            continue
-        if disposition is not None and (state.status != "decided"
-                                        or _disposition(svc, state) != disposition):
-            continue
+        if status is not None or disposition is not None:
+            shown, _ = shown_status(svc, state)
+            if status is not None and shown != status:
+                continue
+            if disposition is not None and (shown != "decided"
+                                            or _disposition(svc, state) != disposition):
+                continue
         if len(rows) == limit:
             more = True
             break

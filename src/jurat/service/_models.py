@@ -28,12 +28,23 @@ __all__ = [
     "JobAccepted",
     "JobOut",
     "JobRequest",
+    "JobReview",
     "JobStatus",
     "JobsPage",
+    "JudgeAnswerOut",
     "ListedDisposition",
+    "RecordedChecksOut",
+    "ReviewStepOut",
+    "ReviewedArtifact",
+    "ShownStatus",
+    "ShownText",
 ]
 
 JobStatus = Literal["queued", "running", "decided", "failed"]
+"""Where a job's run is."""
+ShownStatus = Literal["queued", "running", "decided", "failed", "superseded"]
+"""A job's status as the API shows and filters it: where its run is, or ``superseded`` for
+a decided job whose artifact has a later review, another job's (service/_history.py)."""
 ListedDisposition = Literal["accept", "reject", "escalate"]
 """A decided job's latest disposition, as ``GET /v1/jobs?disposition=`` filters it."""
 #: A contributor's identifiers (artifact id, task, assignment) are signed into receipts and
@@ -167,8 +178,8 @@ class JobAccepted(Frozen):
     job_id: str
     """The job's id: sha256 of its identity (campaign, policy, contributor, artifact digest,
     assignment, upstream receipts, evaluator)."""
-    status: JobStatus
-    """Where it is now."""
+    status: ShownStatus
+    """Where it is now (as ``GET /v1/jobs/{job_id}`` shows it)."""
 
 
 class JobOut(Frozen):
@@ -180,13 +191,18 @@ class JobOut(Frozen):
     """Its campaign."""
     artifact_id: str
     """The artifact id as submitted."""
-    status: JobStatus
+    status: ShownStatus
     """queued, running, decided or failed (a failed job runs again, from what it recorded,
-    when the same body is submitted again or the server restarts)."""
+    when the same body is submitted again or the server restarts); superseded: decided, and
+    its artifact has a later review, ``superseded_by``'s, so this job can no longer be
+    adjudicated and is in no queue."""
     decision: dict[str, Any] | None = None
-    """The latest review's ``predicate.decision``, once decided."""
+    """This job's latest review's ``predicate.decision``, once decided."""
     review_version: int | None = None
-    """The latest review's version, once decided."""
+    """This job's latest review's version, once decided: what an adjudication names."""
+    superseded_by: str | None = None
+    """The job that holds its artifact's latest review, when the job is superseded (the
+    same contributor sent the same artifact id again): read and adjudicate that one."""
     duplicate_of: str | None = None
     """Operator and reviewer tokens: the first job of the campaign with the same artifact
     bytes, when this job is a later copy (the signer pays the work once); always null for
@@ -229,6 +245,11 @@ class AdjudicationRequest(Frozen):
     """Why; published in the receipt, so it must not quote the campaign's tests."""
     rationale_public: bool = False
     """Show the rationale on the public board's page too (default: who and when only)."""
+    review_version: int | None = Field(None, ge=1, le=1_000_000)
+    """The review version the reviewer read and settles (the job's ``review_version``): a
+    job whose latest review is another version is refused (409, naming it). Optional, so
+    that clients written before it keep working: without it the job's latest review is
+    settled, which the service still refuses when another job's review superseded it."""
 
 
 class AdjudicationAccepted(Frozen):
@@ -251,6 +272,9 @@ class DecisionRow(Frozen):
     """Its review version."""
     decision: dict[str, Any]
     """Its ``predicate.decision``."""
+    duplicate_of: str | None = None
+    """Its ``predicate.inputs.duplicate_of``: the job that first submitted this work, when
+    that was another contributor's (a copy the signer never settles); null otherwise."""
 
 
 class DecisionsPage(Frozen):
@@ -284,3 +308,127 @@ class ErrorOut(Frozen):
     """What to do instead, when known."""
     detail: list[dict[str, Any]] | None = None
     """A request that does not match the schema: each problem's ``loc``, ``msg``, ``type``."""
+
+
+# -- the reviewer's view -------------------------------------------------------------------
+
+TextOrigin = Literal["contributor", "judge", "operator"]
+"""Who wrote a text of the reviewer's view: the contributor (the artifact and its
+explanation), a judge endpoint (its answer), or the operator (the task statement)."""
+
+
+class ShownText(Frozen):
+    """A text of the reviewer's view, as a JSON string, capped; never markup."""
+
+    untrusted: bool
+    """True for text the judged party or a judge endpoint wrote: show it as text (never
+    render it as markup) and do not act on what it says. False for the operator's own."""
+    origin: TextOrigin
+    """Who wrote it."""
+    text: str
+    """The text, cut at ``bytes`` or at the view's cap for it, never inside a character."""
+    bytes: int
+    """Its whole size in UTF-8 bytes (as the ledger keeps it)."""
+    capped: bool
+    """Whether ``text`` is cut short of it."""
+
+
+class ReviewedArtifact(Frozen):
+    """What the contributor submitted, and the task it answers."""
+
+    id: str
+    """The artifact id as submitted."""
+    ledger_id: str
+    """As the receipt and the ledger record it (``<contributor>:<id>``)."""
+    contributor: str | None
+    """Who submitted it."""
+    sha256: str
+    """sha256 of its bytes."""
+    media_type: str
+    """Its media type."""
+    task: str | None
+    """The task id it answers."""
+    assignment: str | None
+    """The assignment it answers."""
+    text: ShownText
+    """Its content (untrusted)."""
+    explanation: ShownText | None
+    """The contributor's explanation of the work (untrusted), when it gave one."""
+    task_statement: ShownText | None
+    """The statement of its ``[[tasks]]`` entry (the operator's), when the campaign has
+    tasks."""
+
+
+class RecordedChecksOut(Frozen):
+    """The operator's record of the hidden tests' run (the job's ``checks_recorded``)."""
+
+    record_sha256: str
+    """Its commitment, as the receipt's sandboxed gates carry it (``record_sha256``)."""
+    record: dict[str, Any]
+    """The measurements, numbers and enums (schema ``jurat.check-record/v1``,
+    docs/ledger-format.md): each test's outcome by index, what it raised (a built-in
+    exception type), counts, the run's outcome and reason, time, memory, coverage, mutants;
+    never a test's name or source."""
+
+
+class JudgeAnswerOut(Frozen):
+    """One judge sample: the vote the receipt records, and what the judge sent."""
+
+    judge: str
+    """Judge id."""
+    criterion: str
+    """Criterion (``rubric``, ``pairwise``, ``equivalence`` for the kinds with one slot)."""
+    sample: int
+    """Sample index k."""
+    order: str | None
+    """Presentation order (pairwise)."""
+    error: str | None
+    """The vote's error kind, for an answer refused or never received."""
+    answer: dict[str, Any] | None
+    """The validated answer as the vote records it: scores, disposition or verdict, the
+    explanation by its digest."""
+    rationale: ShownText | None
+    """The judge's explanation (untrusted), when its answer could be read and it is the one
+    the vote's digest names."""
+    raw: ShownText | None
+    """The answer as the judge sent it (untrusted); None when none was kept (no answer, or
+    withheld: the prompt carried reference material)."""
+    withheld: bool
+    """The prompt carried reference material, so the answer's text was not kept."""
+
+
+class ReviewStepOut(Frozen):
+    """One review version of the artifact."""
+
+    version: int
+    """Its review version."""
+    job_id: str
+    """The job it reviews (another job's when the artifact was sent again)."""
+    disposition: str
+    """Its outcome word (disposition; rollout or equivalence word for those kinds)."""
+    adjudicated_by: str | None
+    """The reviewer who settled it, for an adjudicated review."""
+    at: str | None
+    """When it was adjudicated."""
+    adjudication: Literal["accept", "reject"] | None
+    """The reviewer's decision."""
+    rationale: str | None
+    """The reviewer's rationale (shown here whether or not it was marked public)."""
+
+
+class JobReview(Frozen):
+    """``GET /v1/jobs/{job_id}/review``: what a reviewer reads before adjudicating."""
+
+    job: JobOut
+    """The job as ``GET /v1/jobs/{job_id}`` shows it (status, decision, ``review_version``
+    to adjudicate, ``duplicate_of``, ``superseded_by``)."""
+    artifact: ReviewedArtifact
+    """The submission and its task."""
+    gates: list[dict[str, Any]]
+    """The latest review's gate outcomes (``predicate.gates``), in pipeline order."""
+    checks: RecordedChecksOut | None
+    """The operator's record of the hidden tests' run, when the job ran them."""
+    judges: list[JudgeAnswerOut]
+    """Every judge sample, in the order recorded."""
+    reviews: list[ReviewStepOut]
+    """The artifact's review history, oldest first."""

@@ -41,13 +41,17 @@ from jurat.runner import (
     RunOptions,
     artifacts_in_flight,
     check_pool,
+    duplicate_of,
     intake_spec,
+    work_claim,
+    work_key,
+    work_of,
 )
 from jurat.service._adjudication import adjudicated_receipt
 from jurat.service._errors import ServiceRefusal
+from jurat.service._history import ArtifactReviews
 from jurat.service._jobs import (
     SERVICE_KEY,
-    FirstJobs,
     JobState,
     adjudication_job,
     job_identity,
@@ -102,8 +106,8 @@ class Service:
         self.checkpoint_interval = checkpoint_interval
         self.served: dict[str, Served] = {}
         self.jobs: dict[str, JobState] = {}
-        self._first = FirstJobs()
-        """The first job of each (campaign, artifact digest): a later one is its duplicate."""
+        self.artifact_reviews = ArtifactReviews(self.jobs)
+        """Which job holds each artifact's latest review: a job another one superseded."""
         self._upstream = KnownUpstream()
         """The latest upstream receipt bound per (artifact, stage): an older one is refused."""
         self._seen_received = self._seen_receipts = -1
@@ -235,10 +239,8 @@ class Service:
                          artifact_id=str(service["artifact_id"]),
                          ledger_artifact_id=entry.artifact_id or "",
                          contributor=service.get("contributor"))
-        # In ledger order, so the first job recorded with these bytes is the first.
-        state.duplicate_of = self._first.claim(served.campaign.id,
-                                               str(entry.payload["artifact_sha256"]),
-                                               entry.job_id)
+        key = service.get("work_key")
+        state.work_key = key if isinstance(key, str) else None
         state.received_seq = entry.seq
         state.durable.set()
         return state
@@ -456,10 +458,17 @@ class Service:
                 for e in self.ledger.entries(job_id=job_id, kind="receipt")]
 
     def duplicate_of(self, principal: Principal, state: JobState) -> str | None:
-        """The first job with the same artifact bytes, for the operator and the reviewer;
-        None for anyone else: the first job may be another contributor's, whose job ids a
-        contributor never learns (not even that its own job is a copy)."""
-        return state.duplicate_of if principal.role in ("operator", "reviewer") else None
+        """The job that first submitted this job's work, when that was another
+        contributor's (runner/_work.py): for every role that may read the job, as its
+        receipt says it (issue 37: a copy is told whose work it copies, and is not paid).
+        Read from the ledger's ``work_claimed`` entries once the job's own is recorded;
+        their order never changes after, so the answer is kept."""
+        if state.work_key is not None and not state.work_known:
+            claims = list(self.ledger.entries(job_id=state.work_key, kind="work_claimed"))
+            if any(claim.payload.get("job") == state.job_id for claim in claims):
+                state.duplicate_of = duplicate_of(claims, state.job_id, state.contributor)
+                state.work_known = True
+        return state.duplicate_of
 
     # -- submitting --------------------------------------------------------------------
 
@@ -503,12 +512,12 @@ class Service:
         state = JobState(job_id=job_id, campaign_id=campaign_id, artifact_id=artifact.id,
                          ledger_artifact_id=ledger_id, contributor=contributor)
         self.jobs[job_id] = state  # before the await: a concurrent duplicate waits on it
-        # Also before the await, so that of two submissions of the same bytes the one whose
-        # entry is queued first is the first (the group commit keeps that order).
-        state.duplicate_of = self._first.claim(campaign_id, artifact.sha256, job_id)
+        work = work_of(served.campaign.policy.same_work, artifact)
+        state.work_key = work_key(campaign_id, artifact.task, work)
         payload = received_payload(served.policy_sha256, served.campaign, artifact,
                                    submitted_id=artifact.id, contributor=contributor,
-                                   assignment=request.assignment, upstream=upstream)
+                                   assignment=request.assignment, upstream=upstream,
+                                   work_key=state.work_key)
         assert self._log is not None
         if self.replica is not None:
             self.replica.submitting(job_id, campaign_id)
@@ -517,7 +526,6 @@ class Service:
                                               campaign_id=campaign_id, artifact_id=ledger_id)
         except BaseException as exc:
             del self.jobs[job_id]
-            self._first.release(campaign_id, artifact.sha256, job_id)
             state.durable.set()  # waiters find it gone and see the error themselves
             if self.replica is not None:
                 self.replica.recorded(job_id, leased=False)
@@ -532,6 +540,14 @@ class Service:
             raise
         if self.replica is not None:
             self.replica.recorded(job_id, leased=True)
+        try:
+            # Right after the job: the order of these entries says who submitted the work
+            # first (runner/_work.py). One that fails is made when the job runs.
+            await self._log.append("work_claimed", state.work_key,
+                                   work_claim(job_id, work, contributor),
+                                   campaign_id=campaign_id, artifact_id=ledger_id)
+        except LedgerError:
+            log.warning("job %s: its work claim waits for the job's run", job_id, exc_info=True)
         service = received.payload.get(SERVICE_KEY)
         if isinstance(service, dict) and self._received_cap:
             self._just_received[job_id] = service
@@ -583,10 +599,15 @@ class Service:
     # -- adjudicating ------------------------------------------------------------------
 
     async def adjudicate(self, principal: Principal, job_id: str, disposition: str,
-                         rationale: str, *, rationale_public: bool = False) -> int:
+                         rationale: str, *, rationale_public: bool = False,
+                         review_version: int | None = None) -> int:
         """Sign and record review version n+1 of an escalated job, settled by a reviewer;
-        returns the new version."""
+        returns the new version. ``review_version``: the version the reviewer read, checked
+        against the job's latest under the artifact's lock (``adjudicated_receipt``)."""
         state = self.job_for(principal, job_id, roles=("reviewer",), owner=False)
+        later = self.artifact_reviews.superseded_by(state)
+        if later is not None:
+            raise later.refusal()
         served = self.served[state.campaign_id]
         if quotes_reference(rationale, served.references):
             raise ServiceRefusal(
@@ -601,7 +622,8 @@ class Service:
                                         disposition=cast(AdjudicationDisposition, disposition),
                                         rationale=rationale,  # the record checks the word
                                         rationale_public=rationale_public)
-            new, decision = adjudicated_receipt(signed, slot, adjudication, self.key)
+            new, decision = adjudicated_receipt(signed, slot, adjudication, self.key,
+                                                read=review_version)
             assert self._log is not None
             job = adjudication_job(job_id, slot.version)
             try:

@@ -10,6 +10,7 @@ import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jurat.campaign import campaign_line
 from jurat.errors import CampaignError, ConfigError
 from jurat.judges import Engine
 from jurat.ledger import Ledger
@@ -72,10 +73,17 @@ def _context_refusal(served: Served, field: str, explained: bool) -> ServiceRefu
 
 
 def check_campaigns(campaigns: Sequence[Campaign], ledger: Ledger,
-                    engine: Engine | None = None) -> None:
+                    engine: Engine | None = None, *, allow_sim: bool = True) -> None:
     """What refuses to serve, before anything is written (ConfigError, exit 3): the
-    campaigns' preflight (destinations, API keys, adapters) and a live campaign that
-    changed: an id the ledger knows under another policy (docs/service.md, "Starting")."""
+    campaigns' preflight (destinations, API keys, adapters), a live campaign that
+    changed (an id the ledger knows under another policy; docs/service.md, "Starting")
+    and, unless ``allow_sim``, a panel with ``sim`` judges.
+
+    A sim judge answers an artifact's ``truth`` label with its declared reliability
+    (judges/_sim.py), and a submitted job carries no ``truth``: the label it answers is a
+    seeded draw per artifact, so its votes decide nothing about the work. `jurat serve`
+    passes its ``--allow-sim`` (off unless the operator says it wants a demo panel); the
+    in-process service it then starts checks the rest again and leaves this to it."""
     ids = [c.id for c in campaigns]
     if len(set(ids)) != len(ids):
         raise ConfigError("two campaign files have the same [campaign] id (fix: serve "
@@ -87,6 +95,19 @@ def check_campaigns(campaigns: Sequence[Campaign], ledger: Ledger,
                 f"{campaign.source}: `jurat serve` takes one artifact per job, and a "
                 f"{campaign.policy.kind} campaign judges pairs (fix: serve rubric or criteria "
                 "campaigns; evaluate pairs with `jurat run`)")
+        sims = [(i, j.id) for i, j in enumerate(campaign.policy.judges) if j.provider == "sim"]
+        if sims and not allow_sim:
+            field = f"judges[{sims[0][0]}].provider"
+            raise CampaignError(
+                f"{'judge' if len(sims) == 1 else 'judges'} "
+                f"{', '.join(repr(name) for _, name in sims)} of campaign {campaign.id!r} "
+                f"{'answers' if len(sims) == 1 else 'answer'} with provider = \"sim\", which "
+                "votes for an artifact's truth label, "
+                "and a submitted job carries none: each sim vote would be a seeded coin "
+                "flip, not a judgment of the work", file=campaign.source, field=field,
+                line=campaign_line(campaign.source, field),
+                fix="judge with a model provider (openai-compat, anthropic), or start `jurat "
+                    "serve --allow-sim` to serve the sim panel anyway, as a demo")
         preflight(campaign, engine)
         refuse_changed_policy(campaign, ledger)
 
@@ -110,6 +131,11 @@ def submitted_artifact(served: Served, request: JobRequest, contributor: str | N
             raise ServiceRefusal(422, "artifact.content_base64 is not base64 of UTF-8 text",
                                  field="artifact.content_base64",
                                  fix="base64-encode the UTF-8 bytes, or send text") from exc
+    if given.task is not None and not served.campaign.tasks:
+        # A free label would be the contributor's to vary: the same work sent as q1, q2, q3
+        # is three settlements where the signer pays once per task (issue 37).
+        raise ServiceRefusal(422, "this campaign declares no [[tasks]], so a submission names "
+                             "no task", field="artifact.task", fix="leave artifact.task out")
     spec = ArtifactSpec(id=given.id, text=text, media_type=given.media_type or "text/plain",
                         task=given.task, contributor=contributor, claims=tuple(given.claims),
                         explanation=given.explanation)

@@ -36,6 +36,8 @@ __all__ = [
     "Principal",
     "Role",
     "TokenStore",
+    "check_token_fields",
+    "known_campaigns",
     "token_digest",
 ]
 
@@ -96,6 +98,57 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def check_token_fields(*, campaign: str, role: str, subject: str | None) -> None:
+    """ConfigError naming the option and the fix when a token could not be made of these:
+    an unknown role, a campaign id or subject outside their forms, a contributor without
+    its subject."""
+    if role not in ROLES:
+        raise ConfigError(f"--role {role!r} is not a role (fix: one of {', '.join(ROLES)})")
+    if campaign != ALL_CAMPAIGNS and not _CAMPAIGN.match(campaign):
+        raise ConfigError(f"--campaign {campaign!r} is not a campaign id (fix: letters, "
+                          "digits, '.', '_' or '-', or '*' for every campaign)")
+    if subject is not None and not _SUBJECT.match(subject):
+        raise ConfigError(f"--subject {subject!r} is not a valid name (fix: 1-100 letters, "
+                          "digits, '.', '_' or '-')")
+    if role == "contributor" and subject is None:
+        raise ConfigError("a contributor token needs --subject NAME: the contributor its "
+                          "jobs are recorded under (fix: add --subject alice)")
+
+
+def known_campaigns(url: str | None) -> frozenset[str]:
+    """The campaign ids the database at ``url`` knows: those the ledger has entries of
+    (a campaign `jurat run` or `jurat serve` recorded anything for) and those a valid token
+    names. Reads only: a database, file or table that does not exist knows none, and none
+    is created.
+
+    What `jurat token create` checks a campaign id against (docs/service.md, "Tokens and
+    roles"). The ledger's table is read with one ``DISTINCT`` over its indexed
+    ``campaign_id`` here, beside the token table, rather than through ``Ledger``, which
+    has no such query and would read every entry."""
+    backend = Backend(url)
+    tokens = _table(MetaData(schema=backend.schema))
+    entries = backend.tables.entries
+    found: set[str] = set()
+    try:
+        if backend.name == "sqlite" and not Path(str(backend.url.database)).is_file():
+            return frozenset()  # before any connection, which would create the file
+        with backend.read() as conn:
+            if conn.dialect.has_table(conn, entries.name, backend.schema):
+                found |= {str(c) for c in conn.execute(
+                    select(entries.c.campaign_id).where(entries.c.campaign_id.is_not(None))
+                    .distinct()).scalars()}
+            if conn.dialect.has_table(conn, tokens.name, backend.schema):
+                found |= {str(c) for c in conn.execute(
+                    select(tokens.c.campaign).where(tokens.c.revoked_at.is_(None))
+                    .distinct()).scalars()}
+    except SQLAlchemyError as exc:
+        raise LedgerError(f"cannot read the campaigns of {backend.display_url()}: "
+                          f"{getattr(exc, 'orig', None) or exc}") from exc
+    finally:
+        backend.dispose()
+    return frozenset(found - {ALL_CAMPAIGNS})
+
+
 class TokenStore:
     """The token table of one ledger database. Close it (or use ``with``) when done."""
 
@@ -150,18 +203,9 @@ class TokenStore:
 
     def create(self, *, campaign: str, role: str, subject: str | None) -> tuple[str, str]:
         """A new token for ``role`` in ``campaign``; returns (token id, token). The token is
-        returned here only: the table keeps its digest."""
-        if role not in ROLES:
-            raise ConfigError(f"--role {role!r} is not a role (fix: one of {', '.join(ROLES)})")
-        if campaign != ALL_CAMPAIGNS and not _CAMPAIGN.match(campaign):
-            raise ConfigError(f"--campaign {campaign!r} is not a campaign id (fix: letters, "
-                              "digits, '.', '_' or '-', or '*' for every campaign)")
-        if subject is not None and not _SUBJECT.match(subject):
-            raise ConfigError(f"--subject {subject!r} is not a valid name (fix: 1-100 letters, "
-                              "digits, '.', '_' or '-')")
-        if role == "contributor" and subject is None:
-            raise ConfigError("a contributor token needs --subject NAME: the contributor its "
-                              "jobs are recorded under (fix: add --subject alice)")
+        returned here only: the table keeps its digest. Any well-formed campaign id is
+        taken: whether the campaign exists is the command's question (``known_campaigns``)."""
+        check_token_fields(campaign=campaign, role=role, subject=subject)
         token = _TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = token_digest(token)
         row = {"id": digest[:16], "token_sha256": digest, "campaign": campaign, "role": role,

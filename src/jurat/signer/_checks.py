@@ -120,6 +120,15 @@ class Authentic(Frozen):
     the work a settlement pays for."""
     task_sha256: str
     """``task_digest`` of ``predicate.inputs.task.id``."""
+    task_declared: bool = True
+    """Whether the task is one of the campaign's ``[[tasks]]`` (the receipt binds its
+    statement's digest): a free label is the contributor's to vary."""
+    work_sha256: str = ""
+    """``predicate.inputs.work.sha256``: the normalised work a settlement pays for once
+    (issue 37); the artifact digest for receipts written before it."""
+    duplicate_of: str | None = None
+    """``predicate.inputs.duplicate_of``: the job that submitted this work first, when that
+    was another contributor's."""
     contributor: str | None
     """``predicate.inputs.contributor``."""
     review_version: int
@@ -185,13 +194,14 @@ def task_digest(task_id: str | None) -> str:
 
 
 def settle_key(receipt: Authentic, entry: RegistryCampaign) -> str:
-    """What ``entry``'s campaign pays once: the artifact digest, or with ``settle_once_per
-    = "task_artifact"`` the digest of (task digest, artifact digest). Unique per campaign
-    in the state (the last guard of check 7)."""
+    """What ``entry``'s campaign pays once: the work's digest (``inputs.work``: the
+    artifact modulo what the campaign says does not make new work; its bytes for receipts
+    written before), or with ``settle_once_per = "task_artifact"`` the digest of (task
+    digest, work digest). Unique per campaign in the state (the last guard of check 7)."""
     if entry.settle_once_per == "task_artifact":
         return digest_json({"task_sha256": receipt.task_sha256,
-                            "artifact_sha256": receipt.artifact_sha256})
-    return receipt.artifact_sha256
+                            "artifact_sha256": receipt.work_sha256})
+    return receipt.work_sha256
 
 
 def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> Authentic:
@@ -215,6 +225,10 @@ def check_rederivation(report: VerifyReport, bundle: dict[str, Any] | bytes) -> 
         artifact_id=predicate.artifact.id,
         artifact_sha256=predicate.artifact.sha256,
         task_sha256=task_digest(predicate.inputs.task.id),
+        task_declared=predicate.inputs.task.statement_sha256 is not None,
+        work_sha256=(predicate.inputs.work.sha256 if predicate.inputs.work is not None
+                     else predicate.artifact.sha256),
+        duplicate_of=predicate.inputs.duplicate_of,
         contributor=predicate.inputs.contributor,
         review_version=predicate.review.version,
         supersedes=predicate.review.supersedes,
@@ -235,6 +249,11 @@ def check_campaign(receipt: Authentic, registry: Registry) -> tuple[RegistryCamp
         raise SignerRefusal(
             "campaign", "the receipt names no contributor, so the registry gives no "
             "recipient")
+    if entry.settle_once_per == "task_artifact" and not receipt.task_declared:
+        raise SignerRefusal(
+            "campaign", f"campaign {entry.id!r} settles once per task, and this receipt's "
+            "task is no [[tasks]] entry of the campaign (it binds no task statement): a "
+            "contributor's free label would make one piece of work several settlements")
     recipient = entry.recipient(receipt.contributor)
     if recipient is None:
         raise SignerRefusal(
@@ -274,13 +293,19 @@ def check_replay(receipt: Authentic, request: Request, state: SignerState,
     done = state.grant_for(receipt.payload_sha256, request.receipt_sha256)
     if done is not None:
         raise SignerRefusal("replay", f"this receipt was already authorised (nonce {done.nonce})")
+    if receipt.duplicate_of is not None:
+        # Whatever became of the first (pending, paid, rejected): its submitter owns the
+        # work, and a copy with another explanation is not new work (docs/signer.md).
+        raise SignerRefusal("replay", f"a copy of the work first submitted as job "
+                            f"{receipt.duplicate_of} by another contributor: the first "
+                            "submitter owns it, and a copy is never settled")
     per_task = entry.settle_once_per == "task_artifact"
-    first = state.grant_for_work(receipt.campaign_id, receipt.artifact_sha256,
+    first = state.grant_for_work(receipt.campaign_id, receipt.work_sha256,
                                  receipt.task_sha256 if per_task else None)
     if first is not None:
-        work = "these artifact bytes for this task" if per_task else "these artifact bytes"
+        work = "this work for this task" if per_task else "this work"
         raise SignerRefusal("replay", f"duplicate of the grant with nonce {first.nonce}: {work} "
-                            f"(sha256:{receipt.artifact_sha256}) were already settled in campaign "
+                            f"(sha256:{receipt.work_sha256}) was already settled in campaign "
                             f"{receipt.campaign_id[:200]!r}; one settlement per piece of work, "
                             "whatever its artifact id, contributor or submission")
     earlier = state.grant_for_artifact(receipt.campaign_id, receipt.artifact_id)

@@ -136,7 +136,7 @@ class Signer:
         grant = Grant(payload_sha256=receipt.payload_sha256,
                       receipt_sha256=request.receipt_sha256, campaign_id=receipt.campaign_id,
                       artifact_id=receipt.artifact_id, review_version=receipt.review_version,
-                      nonce=nonce, artifact_sha256=receipt.artifact_sha256,
+                      nonce=nonce, artifact_sha256=receipt.work_sha256,
                       task_sha256=receipt.task_sha256, settle_key=settle_key(receipt, entry))
         decided = Decided(outcome="granted", nonce=str(nonce), signature=signature, **known)
         return {"typed_data": typed, "signature": signature, "signer": self.address}, decided, grant

@@ -92,8 +92,9 @@ class Grant(Frozen):
     nonce: int
     """The settlement's nonce: 1 for the signer's first grant, then one more each time."""
     artifact_sha256: str | None
-    """``predicate.artifact.sha256``: the work paid for. None only in a grant made before
-    schema version 1."""
+    """The work paid for: ``predicate.inputs.work.sha256`` (the artifact modulo what the
+    campaign says is not new work, issue 37), ``predicate.artifact.sha256`` for a receipt
+    without it. None only in a grant made before schema version 1."""
     task_sha256: str | None
     """The digest of ``predicate.inputs.task.id`` (``_checks.task_digest``). None only in a
     grant made before schema version 1."""
